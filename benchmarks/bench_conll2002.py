@@ -1,0 +1,252 @@
+"""CoNLL-2002 Spanish NER: skcrf against sklearn-crfsuite on identical features.
+
+Both libraries get the sklearn-crfsuite tutorial features (word shape,
+suffixes, POS, +-1 neighbours): CRFsuite as the feature dicts it takes, skcrf
+as the same dicts vectorised once into a CSR matrix. Same objective: c1=0,
+c2=1.0, transitions only for label pairs seen in training, no start/end
+weights. Each engine runs in its own process so peak memory is its own.
+
+    python benchmarks/bench_conll2002.py --data ../shared/data/conll2002
+
+prints, for each engine: fit seconds, iterations, final objective, seconds per
+iteration, peak RSS, predict tokens/s, entity F1 on esp.testb; then the
+ratios skcrf / CRFsuite, and skcrf's first-call (Numba compile / cache load)
+overhead with a warm and a cold cache.
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_conll(path):
+    sents, sent = [], []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split()
+            if not parts:
+                if sent:
+                    sents.append(sent)
+                    sent = []
+                continue
+            if parts[0] == "-DOCSTART-":
+                continue
+            sent.append(tuple(parts))
+    if sent:
+        sents.append(sent)
+    return sents
+
+
+def word2features(sent, i):
+    """The sklearn-crfsuite tutorial features."""
+    word, postag = sent[i][0], sent[i][1]
+    f = {
+        "bias": 1.0,
+        "word.lower()": word.lower(),
+        "word[-3:]": word[-3:],
+        "word[-2:]": word[-2:],
+        "word.isupper()": word.isupper(),
+        "word.istitle()": word.istitle(),
+        "word.isdigit()": word.isdigit(),
+        "postag": postag,
+        "postag[:2]": postag[:2],
+    }
+    if i > 0:
+        w1, p1 = sent[i - 1][0], sent[i - 1][1]
+        f.update({"-1:word.lower()": w1.lower(), "-1:word.istitle()": w1.istitle(),
+                  "-1:word.isupper()": w1.isupper(), "-1:postag": p1,
+                  "-1:postag[:2]": p1[:2]})
+    else:
+        f["BOS"] = True
+    if i < len(sent) - 1:
+        w1, p1 = sent[i + 1][0], sent[i + 1][1]
+        f.update({"+1:word.lower()": w1.lower(), "+1:word.istitle()": w1.istitle(),
+                  "+1:word.isupper()": w1.isupper(), "+1:postag": p1,
+                  "+1:postag[:2]": p1[:2]})
+    else:
+        f["EOS"] = True
+    return f
+
+
+def load(data, limit=None):
+    train = read_conll(os.path.join(data, "esp.train"))[:limit]
+    test = read_conll(os.path.join(data, "esp.testb"))
+    feats = lambda ss: [[word2features(s, i) for i in range(len(s))] for s in ss]
+    tags = lambda ss: [[tok[-1] for tok in s] for s in ss]
+    return feats(train), tags(train), feats(test), tags(test)
+
+
+def vectorise(train_feats, test_feats):
+    """CRFsuite's attribute convention: str values become 'key:value' = 1."""
+    from sklearn.feature_extraction import DictVectorizer
+
+    from skcrf import Sequences
+
+    dv = DictVectorizer(separator=":")
+    flat = lambda fs: [d for seq in fs for d in seq]
+    Xtr = dv.fit_transform(flat(train_feats))
+    Xte = dv.transform(flat(test_feats))
+    return (Sequences(Xtr, [len(s) for s in train_feats]),
+            Sequences(Xte, [len(s) for s in test_feats]))
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_child(engine, args):
+    from skcrf.metrics import span_f1_score
+
+    out = {"engine": engine}
+    t = time.perf_counter()
+    Xtr, ytr, Xte, yte = load(args.data, args.limit)
+    out["n_train_tokens"] = sum(len(s) for s in ytr)
+    out["featurise_s"] = time.perf_counter() - t
+    c2 = args.c2
+    if engine == "crfsuite":
+        import sklearn_crfsuite
+
+        model = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.0, c2=c2,
+                                     max_iterations=args.max_iter,
+                                     all_possible_transitions=False)
+        out["rss_before_fit_mb"] = peak_rss_mb()
+        t = time.perf_counter()
+        model.fit(Xtr, ytr)
+        out["fit_s"] = time.perf_counter() - t
+        log = model.training_log_
+        out["n_iter"] = len(log.iterations)
+        out["objective"] = log.last_iteration["loss"]
+        out["n_params"] = log.last_iteration.get("active_features")
+        Xpred = Xte
+    else:
+        import numpy as np
+
+        from skcrf import LinearChainCRF
+
+        # first call in this process: Numba compiles or loads its cache
+        t = time.perf_counter()
+        LinearChainCRF().fit([np.eye(2)], [["a", "b"]]).predict([np.eye(2)])
+        LinearChainCRF(n_jobs=2).fit([np.eye(2)] * 2, [["a", "b"]] * 2).predict(
+            [np.eye(2)] * 2)
+        out["first_call_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        Str, Ste = vectorise(Xtr, Xte)
+        out["vectorise_s"] = time.perf_counter() - t
+        out["nnz"] = int(Str.X.nnz)
+        del Xtr
+        model = LinearChainCRF(c2=c2, max_iter=args.max_iter, tol=args.tol,
+                               all_possible_transitions=False,
+                               start_end_transitions=False, n_jobs=args.n_jobs)
+        out["rss_before_fit_mb"] = peak_rss_mb()
+        t = time.perf_counter()
+        model.fit(Str, ytr)
+        out["fit_s"] = time.perf_counter() - t
+        out["n_iter"] = model.n_iter_
+        out["objective"] = model.objective_
+        out["n_params"] = int(np.count_nonzero(model.coef_)
+                              + np.count_nonzero(model.transition_coef_))
+        Xpred = Ste
+    out["peak_rss_mb"] = peak_rss_mb()
+    n_test = sum(len(s) for s in yte)
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        pred = model.predict(Xpred)
+        best = min(best, time.perf_counter() - t)
+    out["predict_tokens_per_s"] = n_test / best
+    out["f1_testb"] = span_f1_score(yte, pred, scheme="BIO")
+    print(json.dumps(out))
+
+
+def spawn(engine, args, extra_env=None, n_jobs=None):
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", engine,
+           "--data", args.data, "--c2", str(args.c2), "--max-iter", str(args.max_iter),
+           "--tol", str(args.tol)]
+    if args.limit:
+        cmd += ["--limit", str(args.limit)]
+    if n_jobs is not None:
+        cmd += ["--n-jobs", str(n_jobs)]
+    env = dict(os.environ, **(extra_env or {}))
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if res.returncode:
+        sys.stderr.write(res.stderr)
+        raise SystemExit(f"{engine} child failed")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                                                   "conll2002"))
+    ap.add_argument("--c2", type=float, default=1.0)
+    ap.add_argument("--max-iter", type=int, default=1000)
+    ap.add_argument("--tol", type=float, default=1e-5)
+    ap.add_argument("--limit", type=int, default=None, help="first N training sentences")
+    ap.add_argument("--n-jobs", type=int, default=None)
+    ap.add_argument("--child", default=None)
+    ap.add_argument("--skip-crfsuite", action="store_true")
+    args = ap.parse_args()
+    if args.child:
+        return run_child(args.child, args)
+
+    print(f"# CoNLL-2002 Spanish NER, c2={args.c2}, c1=0 — {date.today()} — {machine()}")
+    rows = {}
+    rows["skcrf n_jobs=1"] = spawn("skcrf", args, n_jobs=1)
+    rows["skcrf n_jobs=-1"] = spawn("skcrf", args, n_jobs=-1)
+    if not args.skip_crfsuite:
+        rows["CRFsuite"] = spawn("crfsuite", args)
+    with tempfile.TemporaryDirectory() as cold:
+        cold_row = spawn("skcrf", args, extra_env={"NUMBA_CACHE_DIR": cold}, n_jobs=1)
+
+    cols = [("fit_s", "fit s", "{:.1f}"), ("n_iter", "iters", "{}"),
+            ("objective", "objective", "{:.2f}"), ("s_per_iter", "s/iter", "{:.3f}"),
+            ("peak_rss_mb", "peak RSS MB", "{:.0f}"),
+            ("predict_tokens_per_s", "predict tok/s", "{:,.0f}"),
+            ("f1_testb", "F1 testb", "{:.4f}")]
+    for r in rows.values():
+        r["s_per_iter"] = r["fit_s"] / max(r["n_iter"], 1)
+    print("| engine | " + " | ".join(c[1] for c in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for name, r in rows.items():
+        print(f"| {name} | " + " | ".join(f.format(r[k]) for k, _, f in cols) + " |")
+    if "CRFsuite" in rows:
+        ref = rows["CRFsuite"]
+        for name in ("skcrf n_jobs=1", "skcrf n_jobs=-1"):
+            r = rows[name]
+            print(f"{name} / CRFsuite: fit time {r['fit_s'] / ref['fit_s']:.3f}x, "
+                  f"time/iter {r['s_per_iter'] / ref['s_per_iter']:.3f}x, "
+                  f"objective rel. diff {(r['objective'] - ref['objective']) / ref['objective']:+.2e}, "
+                  f"peak RSS {r['peak_rss_mb'] / ref['peak_rss_mb']:.2f}x, "
+                  f"predict speed {r['predict_tokens_per_s'] / ref['predict_tokens_per_s']:.2f}x")
+    print(f"skcrf first call (tiny fit+predict, serial and parallel kernels): "
+          f"warm cache {rows['skcrf n_jobs=1']['first_call_s']:.2f} s, "
+          f"cold cache {cold_row['first_call_s']:.2f} s")
+    print(f"skcrf vectorise {rows['skcrf n_jobs=1']['vectorise_s']:.1f} s, "
+          f"nnz {rows['skcrf n_jobs=1']['nnz']:,}; "
+          f"featurise (both) {rows['skcrf n_jobs=1']['featurise_s']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""LinearChainCRF: the estimator."""
+
+from contextlib import contextmanager
+from numbers import Integral, Real
+
+import numba
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from . import _kernels as K
+from ._objective import (
+    CRFObjective,
+    ParameterLayout,
+    chunk_bounds,
+    minimize_lbfgs,
+    resolve_n_threads,
+    transform_exp,
+)
+from ._sklearn_compat import Interval, _fit_context
+from ._validation import check_labels, check_sample_weight, check_sequences
+
+__all__ = ["LinearChainCRF"]
+
+
+@contextmanager
+def _numba_threads(n):
+    """Let Numba's parallel kernels use ``n`` threads inside the block."""
+    if n <= 1:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+class LinearChainCRF(BaseEstimator):
+    r"""Linear-chain conditional random field trained by L2-penalised likelihood.
+
+    The model scores a label sequence :math:`y` for token features
+    :math:`x_1 \dots x_T` as
+
+    .. math::
+
+        s(x, y) = \sum_t x_t^\top W_{:, y_t} + \sum_{t>1} A_{y_{t-1}, y_t}
+                  + b_{y_1} + e_{y_T}
+
+    with :math:`p(y \mid x) = \exp s(x, y) / Z(x)`. Training minimises
+    :math:`-\sum_i w_i \log p(y_i \mid x_i) + c_2 \lVert\theta\rVert^2` (the
+    objective of CRFsuite with ``c1=0``) with scipy's L-BFGS-B; the kernels
+    (forward-backward, gradient, Viterbi) are Numba functions that run in
+    parallel over sequences.
+
+    Parameters
+    ----------
+    c2 : float, default=1.0
+        Coefficient of the squared L2 norm of all weights. The same value as
+        CRFsuite's ``c2`` gives the same optimum.
+    max_iter : int, default=1000
+        Maximum number of L-BFGS iterations. A ``ConvergenceWarning`` is
+        emitted when it is reached.
+    tol : float, default=1e-5
+        Stopping rule (CRFsuite's): stop when the objective improved by less
+        than ``tol`` relative over the last 10 iterations. Training also stops
+        when L-BFGS-B cannot decrease the objective any further.
+    all_possible_states : bool, default=False
+        If False, a state weight exists only for (feature, label) pairs that
+        occur in the training data (as in CRFsuite); the others are fixed at 0.
+    all_possible_transitions : bool, default=True
+        If False, only label transitions seen in training get a weight.
+    start_end_transitions : bool, default=True
+        Learn weights for the first and the last label of a sequence.
+    n_jobs : int, default=None
+        Threads for the kernels. ``None`` means 1, ``-1`` all cores. Inside a
+        parallel ``GridSearchCV`` keep it at ``None``: the search's processes
+        already use the cores.
+    warm_start : bool, default=False
+        Start from the weights of the previous ``fit`` (same classes and
+        number of features required).
+    verbose : int, default=0
+        If > 0, print one line per L-BFGS iteration: iteration, objective,
+        gradient norm and elapsed seconds.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labels, sorted.
+    coef_ : ndarray of shape (n_classes, n_features)
+        State weights; exactly 0 where no weight exists.
+    transition_coef_ : ndarray of shape (n_classes, n_classes)
+        Transition weights, indexed ``[from, to]``.
+    start_coef_, end_coef_ : ndarray of shape (n_classes,)
+        Weights of the first / last label (zeros when disabled).
+    n_features_in_ : int
+    n_iter_ : int
+        L-BFGS iterations run.
+    objective_ : float
+        Final value of the training objective.
+    loss_curve_ : list of float
+        Objective after each iteration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrf import LinearChainCRF
+    >>> X = [np.eye(2)[[0, 1, 1]], np.eye(2)[[1, 0]]]
+    >>> y = [["a", "b", "b"], ["b", "a"]]
+    >>> crf = LinearChainCRF(c2=0.01).fit(X, y)
+    >>> crf.predict([np.eye(2)[[1, 1, 0]]])
+    [['b', 'b', 'a']]
+    """
+
+    _parameter_constraints = {
+        "c2": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "all_possible_states": ["boolean"],
+        "all_possible_transitions": ["boolean"],
+        "start_end_transitions": ["boolean"],
+        "n_jobs": [Integral, None],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        c2=1.0,
+        max_iter=1000,
+        tol=1e-5,
+        all_possible_states=False,
+        all_possible_transitions=True,
+        start_end_transitions=True,
+        n_jobs=None,
+        warm_start=False,
+        verbose=0,
+    ):
+        self.c2 = c2
+        self.max_iter = max_iter
+        self.tol = tol
+        self.all_possible_states = all_possible_states
+        self.all_possible_transitions = all_possible_transitions
+        self.start_end_transitions = start_end_transitions
+        self.n_jobs = n_jobs
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the CRF.
+
+        Parameters
+        ----------
+        X : Sequences or list of array-like / sparse matrix
+            One ``(length, n_features)`` matrix per sequence.
+        y : list of list of labels, shape (n_sequences,)
+            One label (str or int) per token.
+        sample_weight : array-like of shape (n_sequences,), default=None
+            Weight of each sequence in the likelihood.
+
+        Returns
+        -------
+        self
+        """
+        seqs = check_sequences(X)
+        if len(seqs) == 0:
+            raise ValueError("X is empty: need at least one sequence to fit.")
+        if seqs.n_tokens == 0:
+            raise ValueError("Every training sequence is empty: nothing to learn from.")
+        flat = check_labels(y, seqs.lengths)
+        weights = check_sample_weight(sample_weight, len(seqs))
+        classes, y_idx = np.unique(flat, return_inverse=True)
+        y_idx = y_idx.astype(np.int32).reshape(-1)
+        L, F = classes.size, seqs.n_features
+        n_threads = resolve_n_threads(self.n_jobs)
+
+        layout = self._make_layout(seqs, y_idx, L)
+        objective = CRFObjective(seqs, y_idx, layout, self.c2, weights, n_threads)
+
+        theta0 = np.zeros(layout.n_params)
+        if self.warm_start and hasattr(self, "coef_"):
+            if not np.array_equal(self.classes_, classes) or self.n_features_in_ != F:
+                raise ValueError(
+                    "warm_start=True needs the same classes and number of features "
+                    f"as the previous fit: had {self.classes_.size} classes and "
+                    f"{self.n_features_in_} features, got {L} and {F}."
+                )
+            theta0 = layout.pack(np.ascontiguousarray(self.coef_.T),
+                                 self.transition_coef_, self.start_coef_, self.end_coef_)
+
+        with _numba_threads(n_threads):
+            theta, history, n_iter = minimize_lbfgs(
+                objective, theta0, max_iter=self.max_iter, tol=self.tol,
+                verbose=self.verbose,
+            )
+            final, _ = objective(theta)
+        W, A, start, end = layout.unpack(theta)
+        # set fitted state only now, all at once: an interrupted fit leaves
+        # the previous state untouched
+        self.classes_ = classes
+        self.n_features_in_ = F
+        self.coef_ = W.T  # feature-major storage; coef_ is its (n_classes, n_features) view
+        self.transition_coef_ = A
+        self.start_coef_ = start
+        self.end_coef_ = end
+        self.n_iter_ = n_iter
+        self.objective_ = final
+        self.loss_curve_ = history
+        return self
+
+    def _make_layout(self, seqs, y_idx, L):
+        F = seqs.n_features
+        if self.all_possible_states:
+            state_pos = np.arange(F * L, dtype=np.int64)
+        else:
+            seen = np.zeros((F, L), dtype=np.bool_)
+            counts = np.zeros((F, L))
+            K._state_counts(
+                np.ascontiguousarray(seqs.X.indptr, dtype=np.int64),
+                np.ascontiguousarray(seqs.X.indices, dtype=np.int32),
+                np.ascontiguousarray(seqs.X.data, dtype=np.float64),
+                seqs.offsets, y_idx, np.ones(len(seqs)), L, counts, seen)
+            state_pos = np.flatnonzero(seen.reshape(-1))
+        if self.all_possible_transitions:
+            trans_pos = np.arange(L * L, dtype=np.int64)
+        else:
+            lengths = seqs.lengths
+            first = np.zeros(y_idx.size, dtype=bool)
+            first[seqs.offsets[:-1][lengths > 0]] = True
+            keep = ~first[1:]
+            pairs = y_idx[:-1][keep].astype(np.int64) * L + y_idx[1:][keep]
+            trans_pos = np.unique(pairs)
+        return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions)
+
+    # -------------------------------------------------------------- predict
+    def _weights(self):
+        W = np.ascontiguousarray(self.coef_.T)
+        A = np.ascontiguousarray(self.transition_coef_, dtype=np.float64)
+        return W, A, self.start_coef_, self.end_coef_
+
+    def _kernel_inputs(self, X):
+        seqs = check_sequences(X, n_features=self.n_features_in_)
+        n_threads = resolve_n_threads(self.n_jobs)
+        indptr = np.ascontiguousarray(seqs.X.indptr, dtype=np.int64)
+        bounds = chunk_bounds(seqs.offsets, indptr, self.classes_.size, n_threads)
+        return (seqs, bounds, indptr,
+                np.ascontiguousarray(seqs.X.indices, dtype=np.int32),
+                np.ascontiguousarray(seqs.X.data, dtype=np.float64), n_threads)
+
+    def predict(self, X):
+        """Most probable label sequence of each input (Viterbi).
+
+        Returns
+        -------
+        y_pred : list of list of labels, shape (n_sequences,)
+        """
+        check_is_fitted(self)
+        pred = self._predict_indices(X)
+        return self._split(self.classes_[pred[0]].tolist(), pred[1])
+
+    def _predict_indices(self, X):
+        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
+        W, A, start, end = self._weights()
+        out = np.zeros(seqs.n_tokens, dtype=np.int64)
+        kernel = K._viterbi_parallel if bounds.size > 2 else K._viterbi_serial
+        with _numba_threads(n_threads):
+            kernel(bounds, indptr, indices, data, seqs.offsets, W, A, start, end, out)
+        return out, seqs.offsets
+
+    @staticmethod
+    def _split(flat, offsets):
+        return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
+
+    def predict_marginals(self, X):
+        """Marginal probability of each label at each position.
+
+        Returns
+        -------
+        marginals : list of ndarray, each of shape (length, n_classes)
+            Columns in ``classes_`` order; rows sum to 1.
+        """
+        check_is_fitted(self)
+        P, _, offsets = self._marginals(X)
+        return [P[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
+
+    def _marginals(self, X):
+        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
+        W, A, start, end = self._weights()
+        expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
+        out = np.zeros((seqs.n_tokens, self.classes_.size))
+        logz = np.zeros(len(seqs))
+        kernel = K._marginals_parallel if bounds.size > 2 else K._marginals_serial
+        with _numba_threads(n_threads):
+            kernel(bounds, indptr, indices, data, seqs.offsets, W, A, start, end,
+                   expA, exp_start, exp_end, shifts, out, logz)
+        return out, logz, seqs.offsets
+
+    def score(self, X, y, sample_weight=None):
+        """Token accuracy of ``predict(X)`` against ``y``.
+
+        ``sample_weight`` (one weight per sequence) weights each token by the
+        weight of its sequence.
+        """
+        check_is_fitted(self)
+        pred, offsets = self._predict_indices(X)
+        flat = check_labels(y, np.diff(offsets))
+        correct = self.classes_[pred] == flat if flat.size else np.zeros(0, bool)
+        w = np.repeat(check_sample_weight(sample_weight, offsets.size - 1),
+                      np.diff(offsets))
+        if w.sum() == 0:
+            return 0.0
+        return float(np.average(correct, weights=w))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        tags.target_tags.single_output = False
+        return tags

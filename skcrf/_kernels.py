@@ -1,0 +1,475 @@
+"""Numba kernels: emissions, forward-backward, gradient accumulation, Viterbi.
+
+Every function here takes only contiguous arrays and scalars. The inputs are
+
+* the token features as CSR arrays ``indptr`` (int64, n_tokens + 1),
+  ``indices`` (int32) and ``data`` (float64);
+* ``offsets`` (int64, n_sequences + 1): sequence ``s`` owns token rows
+  ``offsets[s]:offsets[s + 1]``;
+* the state weights as a dense feature-major matrix ``W`` of shape
+  ``(n_features, n_labels)`` (one contiguous row per feature: the emission of
+  a non-zero is a short contiguous multiply-add);
+* transition weights ``A[from, to]`` and start / end weights.
+
+The forward-backward recursions run in probability space with per-position
+scaling (as CRFsuite does): ``exp`` is taken once per (token, label) cell and
+once per transition matrix, not once per L*L cell and token as a log-sum-exp
+would. A disallowed transition has weight -inf, i.e. 0 after ``exp``.
+
+Work is split into chunks of whole sequences (``chunk_bounds``). Each chunk has
+its own gradient buffer, so the ``*_parallel`` drivers need no atomics; the
+serial drivers are the same loops without the thread pool, used for
+``n_jobs=1`` (no threading layer involved at all).
+
+All kernels use ``fastmath=False``: -inf weights and their ``exp`` of 0 must
+keep IEEE semantics.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+_JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+
+# --------------------------------------------------------------------------
+# per-sequence building blocks
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _emissions(indptr, indices, data, t0, T, W, out):
+    """out[t, :] = sum over non-zeros (f, v) of token t0 + t of v * W[f, :]."""
+    L = W.shape[1]
+    for t in range(T):
+        for j in range(L):
+            out[t, j] = 0.0
+        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+            f = indices[p]
+            v = data[p]
+            for j in range(L):
+                out[t, j] += v * W[f, j]
+
+
+@njit(**_JIT)
+def _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work):
+    """Scaled forward-backward on one sequence of length T = E.shape[0] >= 1.
+
+    On return ``U[t] = exp(E[t] - max(E[t]))``, ``alpha[t]`` and ``beta[t]``
+    are the scaled forward / backward vectors whose product is the node
+    marginal P(y_t = j), ``scale[t]`` the forward normaliser. Returns
+    ``log Z`` up to the shifts the caller applied to ``expA`` / start / end.
+    Returns NaN when the scaled recursion underflowed (every path got
+    probability 0 in floating point).
+    """
+    T, L = E.shape
+    logz = 0.0
+    for t in range(T):
+        m = E[t, 0]
+        for j in range(1, L):
+            if E[t, j] > m:
+                m = E[t, j]
+        for j in range(L):
+            U[t, j] = np.exp(E[t, j] - m)
+        logz += m
+    # forward
+    s = 0.0
+    for j in range(L):
+        alpha[0, j] = exp_start[j] * U[0, j]
+        s += alpha[0, j]
+    if not (s > 0.0 and s < np.inf):
+        return np.nan
+    scale[0] = s
+    inv = 1.0 / s
+    for j in range(L):
+        alpha[0, j] *= inv
+    logz += np.log(s)
+    for t in range(1, T):
+        for j in range(L):
+            alpha[t, j] = 0.0
+        for i in range(L):
+            a = alpha[t - 1, i]
+            if a == 0.0:
+                continue
+            for j in range(L):
+                alpha[t, j] += a * expA[i, j]
+        s = 0.0
+        for j in range(L):
+            alpha[t, j] *= U[t, j]
+            s += alpha[t, j]
+        if not (s > 0.0 and s < np.inf):
+            return np.nan
+        scale[t] = s
+        inv = 1.0 / s
+        for j in range(L):
+            alpha[t, j] *= inv
+        logz += np.log(s)
+    s = 0.0
+    for j in range(L):
+        s += alpha[T - 1, j] * exp_end[j]
+    if not (s > 0.0 and s < np.inf):
+        return np.nan
+    logz += np.log(s)
+    # backward
+    inv = 1.0 / s
+    for j in range(L):
+        beta[T - 1, j] = exp_end[j] * inv
+    for t in range(T - 2, -1, -1):
+        inv = 1.0 / scale[t + 1]
+        for j in range(L):
+            work[j] = U[t + 1, j] * beta[t + 1, j] * inv
+        for i in range(L):
+            acc = 0.0
+            for j in range(L):
+                acc += expA[i, j] * work[j]
+            beta[t, i] = acc
+    return logz
+
+
+@njit(**_JIT)
+def _forward_backward_log(E, A, start, end, la, lb):
+    """Log-space forward-backward: the slow, underflow-free reference.
+
+    Used only for a sequence on which the scaled recursion underflowed.
+    Fills ``la`` / ``lb`` with log forward / backward scores and returns
+    log Z (exact, no shifts).
+    """
+    T, L = E.shape
+    for j in range(L):
+        la[0, j] = start[j] + E[0, j]
+    for t in range(1, T):
+        for j in range(L):
+            m = -np.inf
+            for i in range(L):
+                v = la[t - 1, i] + A[i, j]
+                if v > m:
+                    m = v
+            acc = 0.0
+            if m > -np.inf:
+                for i in range(L):
+                    acc += np.exp(la[t - 1, i] + A[i, j] - m)
+                la[t, j] = m + np.log(acc) + E[t, j]
+            else:
+                la[t, j] = -np.inf
+    for j in range(L):
+        lb[T - 1, j] = end[j]
+    for t in range(T - 2, -1, -1):
+        for i in range(L):
+            m = -np.inf
+            for j in range(L):
+                v = A[i, j] + E[t + 1, j] + lb[t + 1, j]
+                if v > m:
+                    m = v
+            acc = 0.0
+            if m > -np.inf:
+                for j in range(L):
+                    acc += np.exp(A[i, j] + E[t + 1, j] + lb[t + 1, j] - m)
+                lb[t, i] = m + np.log(acc)
+            else:
+                lb[t, i] = -np.inf
+    m = -np.inf
+    for j in range(L):
+        v = la[T - 1, j] + end[j]
+        if v > m:
+            m = v
+    if m == -np.inf:
+        return -np.inf
+    acc = 0.0
+    for j in range(L):
+        acc += np.exp(la[T - 1, j] + end[j] - m)
+    return m + np.log(acc)
+
+
+@njit(**_JIT)
+def _accumulate_pairs_log(E, A, la, lb, logz, w, gA):
+    T, L = E.shape
+    for t in range(1, T):
+        for i in range(L):
+            for j in range(L):
+                v = la[t - 1, i] + A[i, j] + E[t, j] + lb[t, j] - logz
+                if v > -np.inf:
+                    gA[i, j] += w * np.exp(v)
+
+
+@njit(**_JIT)
+def _sequence_marginals(E, U, A, start, end, expA, exp_start, exp_end,
+                        alpha, beta, scale, work, la, lb):
+    """Forward-backward with the log-space fallback. Returns (log Z, scaled).
+
+    ``scaled`` is False when the fallback ran; then ``alpha`` holds the node
+    marginals, ``beta`` ones, and ``la``/``lb`` the log-space quantities.
+    The returned log Z is relative to the shifts of ``expA`` etc.; the caller
+    adds them back only when ``scaled`` is True.
+    """
+    logz = _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work)
+    if logz == logz:
+        return logz, True
+    T, L = E.shape
+    logz = _forward_backward_log(E, A, start, end, la, lb)
+    for t in range(T):
+        for j in range(L):
+            alpha[t, j] = np.exp(la[t, j] + lb[t, j] - logz)
+            beta[t, j] = 1.0
+    return logz, False
+
+
+@njit(**_JIT)
+def _shift_total(shifts, T):
+    """What the shifted exponentials left out of log Z for a length-T sequence.
+
+    ``shifts = (start_shift, end_shift, transition_shift)``: the caller
+    exponentiated ``start - shifts[0]``, ``end - shifts[1]`` and
+    ``A - shifts[2]`` to keep them in range.
+    """
+    return shifts[0] + shifts[1] + (T - 1) * shifts[2]
+
+
+# --------------------------------------------------------------------------
+# objective: sum_s w_s log Z_s and expected feature counts
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
+                     W, A, start, end, expA, exp_start, exp_end, shifts,
+                     gW, gA, gS, gE, logz_out):
+    """Expected counts and log Z for sequences lo..hi-1 into the given buffers."""
+    L = W.shape[1]
+    maxT = 0
+    for s in range(lo, hi):
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    E = np.empty((maxT, L))
+    U = np.empty((maxT, L))
+    alpha = np.empty((maxT, L))
+    beta = np.empty((maxT, L))
+    la = np.empty((maxT, L))
+    lb = np.empty((maxT, L))
+    scale = np.empty(maxT)
+    work = np.empty(L)
+    for i in range(L):
+        gS[i] = 0.0
+        gE[i] = 0.0
+        for j in range(L):
+            gA[i, j] = 0.0
+    gW[:, :] = 0.0
+    for s in range(lo, hi):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            logz_out[s] = 0.0
+            continue
+        Es = E[:T]
+        _emissions(indptr, indices, data, t0, T, W, Es)
+        logz, scaled = _sequence_marginals(
+            Es, U[:T], A, start, end, expA, exp_start, exp_end,
+            alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T])
+        if scaled:
+            logz += _shift_total(shifts, T)
+        logz_out[s] = logz
+        w = weights[s]
+        if w == 0.0:
+            continue
+        # state features: expected counts = sum_t x_t (outer) P_t
+        for t in range(T):
+            for j in range(L):
+                work[j] = w * alpha[t, j] * beta[t, j]
+            for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+                f = indices[p]
+                v = data[p]
+                for j in range(L):
+                    gW[f, j] += v * work[j]
+        for j in range(L):
+            gS[j] += w * alpha[0, j] * beta[0, j]
+            gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
+        # transitions: pair marginals
+        if scaled:
+            for t in range(1, T):
+                inv = w / scale[t]
+                for j in range(L):
+                    work[j] = U[t, j] * beta[t, j] * inv
+                for i in range(L):
+                    a = alpha[t - 1, i]
+                    if a == 0.0:
+                        continue
+                    for j in range(L):
+                        gA[i, j] += a * expA[i, j] * work[j]
+        else:
+            _accumulate_pairs_log(Es, A, la[:T], lb[:T], logz, w, gA)
+
+
+@njit(**_JIT)
+def _objective_serial(bounds, indptr, indices, data, offsets, weights, W, A,
+                      start, end, expA, exp_start, exp_end, shifts,
+                      gW, gA, gS, gE, logz_out):
+    for c in range(bounds.size - 1):
+        _objective_chunk(bounds[c], bounds[c + 1], indptr, indices, data,
+                         offsets, weights, W, A, start, end, expA, exp_start,
+                         exp_end, shifts,
+                         gW[c], gA[c], gS[c], gE[c], logz_out)
+
+
+@njit(parallel=True, **_JIT)
+def _objective_parallel(bounds, indptr, indices, data, offsets, weights, W, A,
+                        start, end, expA, exp_start, exp_end, shifts,
+                        gW, gA, gS, gE, logz_out):
+    for c in prange(bounds.size - 1):
+        _objective_chunk(bounds[c], bounds[c + 1], indptr, indices, data,
+                         offsets, weights, W, A, start, end, expA, exp_start,
+                         exp_end, shifts,
+                         gW[c], gA[c], gS[c], gE[c], logz_out)
+
+
+# --------------------------------------------------------------------------
+# parameter vector <-> dense weights
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _scatter_serial(values, positions, flat):
+    for k in range(positions.size):
+        flat[positions[k]] = values[k]
+
+
+@njit(parallel=True, **_JIT)
+def _scatter_parallel(values, positions, flat):
+    for k in prange(positions.size):
+        flat[positions[k]] = values[k]
+
+
+@njit(**_JIT)
+def _gather_sum_serial(buffers, positions, out):
+    """out[k] = sum_c buffers[c, positions[k]]."""
+    for k in range(positions.size):
+        acc = 0.0
+        for c in range(buffers.shape[0]):
+            acc += buffers[c, positions[k]]
+        out[k] = acc
+
+
+@njit(parallel=True, **_JIT)
+def _gather_sum_parallel(buffers, positions, out):
+    for k in prange(positions.size):
+        acc = 0.0
+        for c in range(buffers.shape[0]):
+            acc += buffers[c, positions[k]]
+        out[k] = acc
+
+
+# --------------------------------------------------------------------------
+# fit-time bookkeeping
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _state_counts(indptr, indices, data, offsets, y, weights, n_labels,
+                  counts, seen):
+    """Empirical state counts counts[f, y_t] += w_s * x_tf; seen[f, y_t] = True."""
+    for s in range(offsets.size - 1):
+        w = weights[s]
+        for t in range(offsets[s], offsets[s + 1]):
+            lab = y[t]
+            for p in range(indptr[t], indptr[t + 1]):
+                counts[indices[p], lab] += w * data[p]
+                seen[indices[p], lab] = True
+
+
+# --------------------------------------------------------------------------
+# prediction
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _viterbi_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end, out):
+    L = W.shape[1]
+    maxT = 0
+    for s in range(lo, hi):
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    E = np.empty((maxT, L))
+    score = np.empty((maxT, L))
+    back = np.empty((maxT, L), dtype=np.int32)
+    for s in range(lo, hi):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            continue
+        _emissions(indptr, indices, data, t0, T, W, E)
+        for j in range(L):
+            score[0, j] = E[0, j] + start[j]
+        for t in range(1, T):
+            for j in range(L):
+                best = -np.inf
+                arg = -1
+                for i in range(L):
+                    v = score[t - 1, i] + A[i, j]
+                    if v > best:
+                        best = v
+                        arg = i
+                if arg < 0:
+                    arg = 0
+                back[t, j] = arg
+                score[t, j] = best + E[t, j]
+        best = -np.inf
+        arg = 0
+        for j in range(L):
+            v = score[T - 1, j] + end[j]
+            if v > best:
+                best = v
+                arg = j
+        out[t0 + T - 1] = arg
+        for t in range(T - 1, 0, -1):
+            arg = back[t, arg]
+            out[t0 + t - 1] = arg
+
+
+@njit(**_JIT)
+def _viterbi_serial(bounds, indptr, indices, data, offsets, W, A, start, end, out):
+    for c in range(bounds.size - 1):
+        _viterbi_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
+                       W, A, start, end, out)
+
+
+@njit(parallel=True, **_JIT)
+def _viterbi_parallel(bounds, indptr, indices, data, offsets, W, A, start, end, out):
+    for c in prange(bounds.size - 1):
+        _viterbi_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
+                       W, A, start, end, out)
+
+
+@njit(**_JIT)
+def _marginals_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end,
+                     expA, exp_start, exp_end, shifts, out, logz_out):
+    L = W.shape[1]
+    maxT = 0
+    for s in range(lo, hi):
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    E = np.empty((maxT, L))
+    U = np.empty((maxT, L))
+    alpha = np.empty((maxT, L))
+    beta = np.empty((maxT, L))
+    la = np.empty((maxT, L))
+    lb = np.empty((maxT, L))
+    scale = np.empty(maxT)
+    work = np.empty(L)
+    for s in range(lo, hi):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            logz_out[s] = 0.0
+            continue
+        _emissions(indptr, indices, data, t0, T, W, E)
+        logz, scaled = _sequence_marginals(
+            E[:T], U[:T], A, start, end, expA, exp_start, exp_end,
+            alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T])
+        if scaled:
+            logz += _shift_total(shifts, T)
+        logz_out[s] = logz
+        for t in range(T):
+            for j in range(L):
+                out[t0 + t, j] = alpha[t, j] * beta[t, j]
+
+
+@njit(**_JIT)
+def _marginals_serial(bounds, indptr, indices, data, offsets, W, A, start, end,
+                      expA, exp_start, exp_end, shifts, out, logz_out):
+    for c in range(bounds.size - 1):
+        _marginals_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
+                         W, A, start, end, expA, exp_start, exp_end, shifts,
+                         out, logz_out)
+
+
+@njit(parallel=True, **_JIT)
+def _marginals_parallel(bounds, indptr, indices, data, offsets, W, A, start, end,
+                        expA, exp_start, exp_end, shifts, out, logz_out):
+    for c in prange(bounds.size - 1):
+        _marginals_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
+                         W, A, start, end, expA, exp_start, exp_end, shifts,
+                         out, logz_out)

@@ -1,0 +1,298 @@
+"""The training objective of LinearChainCRF and the L-BFGS call that minimises it."""
+
+import time
+import warnings
+
+import numba
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+from . import _kernels as K
+
+__all__ = ["CRFObjective", "minimize_lbfgs", "ParameterLayout", "chunk_bounds"]
+
+
+class ParameterLayout:
+    """Where each entry of the optimiser's parameter vector lives.
+
+    The vector is ``[state | transition | start | end]``:
+
+    * ``state``: one weight per allowed (feature, label) pair, stored at
+      ``state_pos`` (flat indices ``feature * n_labels + label``) of the dense
+      feature-major matrix ``W`` of shape ``(n_features, n_labels)``;
+    * ``transition``: one weight per allowed (from, to) pair, at ``trans_pos``
+      (flat indices ``from * n_labels + to``) of ``A``;
+    * ``start`` and ``end``: ``n_labels`` each, or nothing when disabled.
+
+    Weights that have no parameter are fixed at 0 (``A_fixed`` may put -inf
+    there for forbidden transitions).
+    """
+
+    def __init__(self, n_features, n_labels, state_pos, trans_pos, start_end,
+                 A_fixed=None):
+        self.n_features = int(n_features)
+        self.n_labels = int(n_labels)
+        self.state_pos = np.ascontiguousarray(state_pos, dtype=np.int64)
+        self.trans_pos = np.ascontiguousarray(trans_pos, dtype=np.int64)
+        self.start_end = bool(start_end)
+        L = self.n_labels
+        self.A_fixed = (np.zeros((L, L)) if A_fixed is None
+                        else np.ascontiguousarray(A_fixed, dtype=np.float64))
+        n_state, n_trans = self.state_pos.size, self.trans_pos.size
+        self.n_params = n_state + n_trans + (2 * L if self.start_end else 0)
+        self._slices = (
+            slice(0, n_state),
+            slice(n_state, n_state + n_trans),
+            slice(n_state + n_trans, n_state + n_trans + L) if self.start_end else None,
+            slice(n_state + n_trans + L, self.n_params) if self.start_end else None,
+        )
+
+    @property
+    def state(self):
+        return self._slices[0]
+
+    @property
+    def transition(self):
+        return self._slices[1]
+
+    def unpack(self, theta, W=None, parallel=False):
+        """Dense (W, A, start, end) from a parameter vector."""
+        L = self.n_labels
+        if W is None:
+            W = np.zeros((self.n_features, L))
+        scatter = K._scatter_parallel if parallel else K._scatter_serial
+        scatter(np.ascontiguousarray(theta[self.state]), self.state_pos, W.reshape(-1))
+        A = self.A_fixed.copy()
+        A.reshape(-1)[self.trans_pos] = theta[self.transition]
+        if self.start_end:
+            start = np.ascontiguousarray(theta[self._slices[2]])
+            end = np.ascontiguousarray(theta[self._slices[3]])
+        else:
+            start = np.zeros(L)
+            end = np.zeros(L)
+        return W, A, start, end
+
+    def pack(self, W, A, start, end):
+        """Parameter vector from dense weights (entries without a parameter are dropped)."""
+        theta = np.empty(self.n_params)
+        theta[self.state] = W.reshape(-1)[self.state_pos]
+        theta[self.transition] = A.reshape(-1)[self.trans_pos]
+        if self.start_end:
+            theta[self._slices[2]] = start
+            theta[self._slices[3]] = end
+        return theta
+
+    def pack_gradient(self, gW_flat_chunks, gA, gS, gE, parallel=False):
+        """Gradient vector from per-chunk dense expected counts (summed here)."""
+        g = np.empty(self.n_params)
+        gather = K._gather_sum_parallel if parallel else K._gather_sum_serial
+        out = np.empty(self.state_pos.size)
+        gather(gW_flat_chunks, self.state_pos, out)
+        g[self.state] = out
+        g[self.transition] = gA.reshape(-1)[self.trans_pos]
+        if self.start_end:
+            g[self._slices[2]] = gS
+            g[self._slices[3]] = gE
+        return g
+
+
+def chunk_bounds(offsets, indptr, n_labels, n_chunks):
+    """Split sequences into ``n_chunks`` contiguous ranges of similar cost.
+
+    The cost of a sequence is its number of non-zeros times the number of
+    labels (emissions and state gradient) plus its length times the number of
+    labels squared (the recursions).
+    """
+    n_seq = offsets.size - 1
+    n_chunks = max(1, min(int(n_chunks), n_seq))
+    cost = (indptr[offsets[1:]] - indptr[offsets[:-1]]) * n_labels + \
+        (offsets[1:] - offsets[:-1]) * n_labels * n_labels + 1
+    cum = np.concatenate([[0], np.cumsum(cost, dtype=np.float64)])
+    targets = cum[-1] * np.arange(1, n_chunks) / n_chunks
+    inner = np.searchsorted(cum, targets)
+    bounds = np.unique(np.concatenate([[0], inner, [n_seq]])).astype(np.int64)
+    return bounds
+
+
+def transform_exp(A, start, end):
+    """Shifted exponentials of the transition, start and end weights.
+
+    Returns ``expA, exp_start, exp_end, shifts`` with
+    ``shifts = (start_shift, end_shift, transition_shift)`` the maxima that were
+    subtracted before ``exp`` (so large weights cannot overflow).
+    """
+    def shifted(a):
+        finite = a[np.isfinite(a)]
+        m = float(finite.max()) if finite.size else 0.0
+        return np.exp(a - m), m
+
+    expA, sa = shifted(A)
+    exp_start, ss = shifted(start)
+    exp_end, se = shifted(end)
+    return expA, exp_start, exp_end, np.array([ss, se, sa])
+
+
+class CRFObjective:
+    r"""Negative penalised log-likelihood of a linear-chain CRF and its gradient.
+
+    .. math::
+
+        f(\theta) = -\sum_i w_i \log p_\theta(y_i \mid x_i) + c_2 \lVert\theta\rVert^2
+                  = \sum_i w_i \log Z_\theta(x_i) - \theta^\top \hat\phi
+                    + c_2 \lVert\theta\rVert^2
+
+    where :math:`\hat\phi = \sum_i w_i \phi(x_i, y_i)` are the (weighted)
+    empirical feature counts, computed once. The gradient is
+    :math:`E_\theta[\phi] - \hat\phi + 2 c_2 \theta`: expected minus empirical
+    counts plus the penalty term.
+
+    Parameters
+    ----------
+    seqs : Sequences
+    y : ndarray of int32, shape (n_tokens,)
+        Label index of every token.
+    layout : ParameterLayout
+    c2 : float
+    sample_weight : ndarray of shape (n_sequences,)
+    n_threads : int
+    """
+
+    def __init__(self, seqs, y, layout, c2, sample_weight, n_threads=1):
+        self.layout = layout
+        self.c2 = float(c2)
+        X = seqs.X
+        self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        self.data = np.ascontiguousarray(X.data, dtype=np.float64)
+        self.offsets = np.ascontiguousarray(seqs.offsets, dtype=np.int64)
+        self.weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        self.n_threads = int(n_threads)
+        L = layout.n_labels
+        self.bounds = chunk_bounds(self.offsets, self.indptr, L, self.n_threads)
+        n_chunks = self.bounds.size - 1
+        self.parallel = n_chunks > 1
+        # reusable buffers: dense weights and one gradient buffer per chunk
+        self._W = np.zeros((layout.n_features, L))
+        self._gW = np.zeros((n_chunks, layout.n_features, L))
+        self._gA = np.zeros((n_chunks, L, L))
+        self._gS = np.zeros((n_chunks, L))
+        self._gE = np.zeros((n_chunks, L))
+        self._logz = np.zeros(self.offsets.size - 1)
+        self.empirical = self._empirical_counts(seqs, y)
+        self.n_evals = 0
+
+    def _empirical_counts(self, seqs, y):
+        lay = self.layout
+        L = lay.n_labels
+        counts = np.zeros((lay.n_features, L))
+        seen = np.zeros((lay.n_features, L), dtype=np.bool_)
+        K._state_counts(self.indptr, self.indices, self.data, self.offsets, y,
+                        self.weights, L, counts, seen)
+        token_w = np.repeat(self.weights, np.diff(self.offsets))
+        A = np.zeros((L, L))
+        S = np.zeros(L)
+        Eend = np.zeros(L)
+        lengths = np.diff(self.offsets)
+        nonempty = lengths > 0
+        if y.size:
+            last = np.zeros(y.size, dtype=bool)
+            last[self.offsets[1:][nonempty] - 1] = True
+            first = np.zeros(y.size, dtype=bool)
+            first[self.offsets[:-1][nonempty]] = True
+            prev, nxt = y[:-1][~last[:-1]], y[1:][~first[1:]]
+            wpair = token_w[1:][~first[1:]]
+            np.add.at(A, (prev, nxt), wpair)
+            np.add.at(S, y[first], token_w[first])
+            np.add.at(Eend, y[last], token_w[last])
+        return lay.pack(counts, A, S, Eend)
+
+    def __call__(self, theta):
+        """Return ``(f(theta), gradient)``."""
+        lay = self.layout
+        W, A, start, end = lay.unpack(theta, self._W, self.parallel)
+        expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
+        kernel = K._objective_parallel if self.parallel else K._objective_serial
+        kernel(self.bounds, self.indptr, self.indices, self.data, self.offsets,
+               self.weights, W, A, start, end, expA, exp_start, exp_end, shifts,
+               self._gW, self._gA, self._gS, self._gE, self._logz)
+        n_chunks = self._gW.shape[0]
+        expected = lay.pack_gradient(
+            self._gW.reshape(n_chunks, -1), self._gA.sum(axis=0),
+            self._gS.sum(axis=0), self._gE.sum(axis=0), self.parallel)
+        # elementwise sums, not BLAS dot products: BLAS threads spin after a
+        # call and would compete with the kernels' threads
+        f = float(np.sum(self.weights * self._logz) - np.sum(theta * self.empirical)
+                  + self.c2 * np.sum(theta * theta))
+        g = expected - self.empirical + 2.0 * self.c2 * theta
+        self.n_evals += 1
+        return f, g
+
+
+def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, verbose=0):
+    """Minimise ``fun`` (returning value and gradient) with scipy's L-BFGS-B.
+
+    Stopping rule (CRFsuite's): stop when the objective improved by less than
+    ``tol`` relative over the last ``period`` iterations,
+    ``(f[k - period] - f[k]) / max(|f[k]|, 1) < tol``, or when L-BFGS-B itself
+    finds no further decrease (gradient ~0, or no descent possible in
+    floating point), or after ``max_iter`` iterations (with a
+    ``ConvergenceWarning``).
+
+    Returns
+    -------
+    theta : ndarray
+    history : list of float
+        Objective after each iteration.
+    n_iter : int
+    """
+    history = []
+    t_start = time.perf_counter()
+    last = {}
+
+    def f_and_g(theta):
+        f, g = fun(theta)
+        last["f"], last["g"] = f, g
+        return f, g
+
+    def callback(intermediate_result):
+        f = float(intermediate_result.fun)
+        history.append(f)
+        if verbose:
+            gnorm = float(np.linalg.norm(last["g"])) if "g" in last else float("nan")
+            print(f"iter {len(history):4d}  objective {f:.6f}  "
+                  f"|grad| {gnorm:.4e}  {time.perf_counter() - t_start:.2f}s",
+                  flush=True)
+        if len(history) > period:
+            old = history[-1 - period]
+            if (old - f) / max(abs(f), 1.0) < tol:
+                raise StopIteration
+
+    # scipy's L-BFGS-B does its vector algebra with (threaded) BLAS; its idle
+    # threads spin and would steal the cores from the Numba kernels
+    with threadpool_limits(limits=1, user_api="blas"):
+        res = _minimize(f_and_g, theta0, callback, max_iter)
+    if res.status == 1 and len(history) >= max_iter:
+        warnings.warn(
+            f"L-BFGS did not converge within max_iter={max_iter} iterations; "
+            "increase max_iter or loosen tol.",
+            ConvergenceWarning, stacklevel=3,
+        )
+    return res.x, history, int(res.nit)
+
+
+def _minimize(f_and_g, theta0, callback, max_iter):
+    return minimize(
+        f_and_g, theta0, jac=True, method="L-BFGS-B", callback=callback,
+        options=dict(maxiter=max_iter, maxfun=max(15000, 2 * max_iter),
+                     ftol=1e-15, gtol=1e-10, maxcor=10),
+    )
+
+
+def resolve_n_threads(n_jobs):
+    """Threads for the kernels: None -> 1, -1 -> all cores Numba may use."""
+    from joblib import effective_n_jobs
+
+    n = effective_n_jobs(n_jobs) if n_jobs is not None else 1
+    return max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))

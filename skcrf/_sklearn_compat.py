@@ -1,0 +1,9 @@
+"""The one module that imports scikit-learn's private helpers.
+
+When scikit-learn moves them, only this file changes.
+"""
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+__all__ = ["_fit_context", "Interval", "StrOptions", "validate_params"]

@@ -1,0 +1,148 @@
+"""Input checks at the API boundary: every message names the offending sequence."""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._sequences import Sequences
+
+
+def check_sequences(X, n_features=None, what="X"):
+    """Return ``X`` as a validated :class:`Sequences`.
+
+    Accepts a ``Sequences`` or a list of per-sequence 2-D arrays / sparse
+    matrices. Checks that values are finite and, when ``n_features`` is
+    given, that the number of columns matches it.
+    """
+    if isinstance(X, Sequences):
+        seqs = X
+    elif isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            if n_features is None:
+                raise ValueError(f"{what} is empty: need at least one sequence.")
+            return Sequences.from_list([], n_features=n_features)
+        for i, seq in enumerate(X):
+            if isinstance(seq, (str, bytes)) or not (
+                sp.issparse(seq) or hasattr(seq, "__len__")
+            ):
+                raise TypeError(
+                    f"{what}[{i}] is a {type(seq).__name__}; LinearChainCRF expects "
+                    "featurised sequences (2-D arrays / sparse matrices, or a "
+                    "Sequences). Put a SequenceFeaturizer in front of it to "
+                    "learn from raw text or tokens."
+                )
+        seqs = Sequences.from_list(X)
+    elif sp.issparse(X) or isinstance(X, np.ndarray):
+        raise TypeError(
+            f"{what} is a single {'sparse matrix' if sp.issparse(X) else 'array'}; "
+            "pass a list with one 2-D matrix per sequence, or "
+            "Sequences(X, lengths)."
+        )
+    else:
+        raise TypeError(
+            f"{what} must be a Sequences or a list of per-sequence 2-D arrays, "
+            f"got {type(X).__name__}."
+        )
+    data = seqs.X.data
+    if data.size and not np.isfinite(data).all():
+        bad = int(np.flatnonzero(~np.isfinite(data))[0])
+        row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
+        seq = int(np.searchsorted(seqs.offsets, row, side="right") - 1)
+        raise ValueError(
+            f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has a "
+            f"non-finite feature value ({data[bad]}) in column "
+            f"{seqs.X.indices[bad]}."
+        )
+    if n_features is not None and seqs.n_features != n_features:
+        raise ValueError(
+            f"{what} has {seqs.n_features} features, but the model was fitted "
+            f"with {n_features} features."
+        )
+    return seqs
+
+
+def check_labels(y, lengths, what="y"):
+    """Flatten a list of label sequences; check it against sequence lengths.
+
+    Returns
+    -------
+    flat : ndarray of shape (n_tokens,)
+        All labels, concatenated (object-free dtype: str or int).
+    """
+    if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
+        raise TypeError(
+            f"{what} must be a list of label sequences, got {type(y).__name__}."
+        )
+    if len(y) != len(lengths):
+        raise ValueError(
+            f"X has {len(lengths)} sequences but {what} has {len(y)} label sequences."
+        )
+    flat = []
+    kinds = set()
+    for i, seq in enumerate(y):
+        if isinstance(seq, (str, bytes, numbers.Number, np.generic)) or seq is None:
+            raise TypeError(
+                f"{what}[{i}] is a single label ({seq!r}); {what} must be a list "
+                "of label sequences, one list per sequence."
+            )
+        seq = seq.tolist() if isinstance(seq, np.ndarray) else list(seq)
+        if len(seq) != lengths[i]:
+            raise ValueError(
+                f"{what}[{i}] has {len(seq)} labels but sequence {i} has "
+                f"{lengths[i]} tokens."
+            )
+        # type() of every label, in C; the Python scan runs only to report errors
+        kinds.update(_label_kind(tp) for tp in set(map(type, seq)))
+        if None in kinds or len(kinds) > 1:
+            _raise_bad_label(y, what)
+        flat.extend(seq)
+    if kinds == {"str"}:
+        return np.asarray(flat, dtype=str)
+    return np.asarray(flat, dtype=np.int64)
+
+
+def _raise_bad_label(y, what):
+    first = None
+    for i, seq in enumerate(y):
+        for t, lab in enumerate(seq):
+            k = _label_kind(type(lab))
+            if k is None:
+                raise TypeError(
+                    f"{what}[{i}][{t}] = {lab!r} ({type(lab).__name__}): labels "
+                    "must be str or int."
+                )
+            if first is None:
+                first = k
+            elif k != first:
+                raise TypeError(
+                    f"{what}[{i}][{t}] = {lab!r} is a {k} label but earlier labels "
+                    f"are {first}s; use one type for all labels."
+                )
+
+
+def _label_kind(tp):
+    if issubclass(tp, str):
+        return "str"
+    if issubclass(tp, (bool, np.bool_)):
+        return None
+    if issubclass(tp, (numbers.Integral, np.integer)):
+        return "int"
+    return None
+
+
+def check_sample_weight(sample_weight, n_sequences):
+    if sample_weight is None:
+        return np.ones(n_sequences)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n_sequences,):
+        raise ValueError(
+            f"sample_weight must have one weight per sequence, shape "
+            f"({n_sequences},), got {w.shape}."
+        )
+    if not np.isfinite(w).all() or (w < 0).any():
+        i = int(np.flatnonzero(~np.isfinite(w) | (w < 0))[0])
+        raise ValueError(
+            f"sample_weight[{i}] = {w[i]}: weights must be finite and >= 0."
+        )
+    return w

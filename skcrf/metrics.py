@@ -1,0 +1,148 @@
+"""Sequence-labelling metrics: token / sequence accuracy and exact-span F1."""
+
+import numpy as np
+
+__all__ = [
+    "tags_to_spans",
+    "token_accuracy",
+    "sequence_accuracy",
+    "span_precision_recall_fscore",
+    "span_f1_score",
+]
+
+# each scheme's prefixes, mapped to conlleval's roles:
+# B begin, I inside, E end, S single, O outside
+_SCHEMES = {
+    "BIO": {"B": "B", "I": "I", "O": "O"},
+    "IOB2": {"B": "B", "I": "I", "O": "O"},
+    "BIOES": {"B": "B", "I": "I", "E": "E", "S": "S", "O": "O"},
+    "IOBES": {"B": "B", "I": "I", "E": "E", "S": "S", "O": "O"},
+    "BIOUL": {"B": "B", "I": "I", "L": "E", "U": "S", "O": "O"},
+    "BILOU": {"B": "B", "I": "I", "L": "E", "U": "S", "O": "O"},
+    "BMES": {"B": "B", "M": "I", "E": "E", "S": "S"},
+}
+
+
+def _check_scheme(scheme):
+    key = str(scheme).upper()
+    if key not in _SCHEMES:
+        raise ValueError(
+            f"Unknown tag scheme {scheme!r}; expected one of {sorted(_SCHEMES)}."
+        )
+    return _SCHEMES[key]
+
+
+def _split_tag(tag, roles):
+    """('B', 'PER') from 'B-PER'; ('O', '') from 'O'; ('S', '') from 'S'."""
+    tag = str(tag)
+    prefix, sep, typ = tag.partition("-")
+    if prefix not in roles:
+        raise ValueError(f"Tag {tag!r} does not belong to the scheme {sorted(roles)}.")
+    return roles[prefix], typ
+
+
+def tags_to_spans(tokens_or_length, tags, scheme="BIO"):
+    """Entities of a tag sequence as ``[(type, start, end), ...]``.
+
+    ``end`` is exclusive. Follows conlleval: an entity starts at ``B``/``S``,
+    and also at an ``I``/``E`` that follows ``O``, an entity of another type,
+    or an ``E``/``S``; it ends before a token that does not continue it. For
+    ``BMES`` the type is ``""`` (or the suffix of ``B-NN``-style tags).
+
+    Parameters
+    ----------
+    tokens_or_length : int or sequence
+        The tokens (only their number is used) or the sequence length.
+    tags : sequence of str
+    scheme : {"BIO", "BIOES", "BIOUL", "BMES"}, default="BIO"
+
+    Examples
+    --------
+    >>> tags_to_spans(4, ["B-PER", "I-PER", "O", "I-LOC"])
+    [('PER', 0, 2), ('LOC', 3, 4)]
+    """
+    n = tokens_or_length if isinstance(tokens_or_length, (int, np.integer)) \
+        else len(tokens_or_length)
+    if len(tags) != n:
+        raise ValueError(f"{len(tags)} tags for a sequence of length {n}.")
+    roles = _check_scheme(scheme)
+    spans = []
+    prev_role, prev_type = "O", ""
+    start = None
+    for t, tag in enumerate(tags):
+        role, typ = _split_tag(tag, roles)
+        if start is not None and _chunk_ends(prev_role, role, prev_type, typ):
+            spans.append((prev_type, start, t))
+            start = None
+        if _chunk_starts(prev_role, role, prev_type, typ):
+            start = t
+        prev_role, prev_type = role, typ
+    if start is not None:
+        spans.append((prev_type, start, n))
+    return spans
+
+
+def _chunk_ends(prev, cur, prev_type, typ):
+    if prev in ("E", "S"):
+        return True
+    if prev in ("B", "I"):
+        return cur in ("B", "S", "O") or prev_type != typ
+    return False
+
+
+def _chunk_starts(prev, cur, prev_type, typ):
+    if cur in ("B", "S"):
+        return True
+    if cur in ("I", "E"):
+        return prev in ("E", "S", "O") or prev_type != typ
+    return False
+
+
+def _check_pairs(y_true, y_pred):
+    if len(y_true) != len(y_pred):
+        raise ValueError(
+            f"y_true has {len(y_true)} sequences but y_pred has {len(y_pred)}."
+        )
+    for i, (a, b) in enumerate(zip(y_true, y_pred)):
+        if len(a) != len(b):
+            raise ValueError(
+                f"Sequence {i}: y_true has {len(a)} labels but y_pred has {len(b)}."
+            )
+
+
+def token_accuracy(y_true, y_pred):
+    """Fraction of tokens whose predicted label equals the true label."""
+    _check_pairs(y_true, y_pred)
+    n = sum(len(a) for a in y_true)
+    if n == 0:
+        return 0.0
+    return sum(x == z for a, b in zip(y_true, y_pred) for x, z in zip(a, b)) / n
+
+
+def sequence_accuracy(y_true, y_pred):
+    """Fraction of sequences predicted entirely right."""
+    _check_pairs(y_true, y_pred)
+    if not len(y_true):
+        return 0.0
+    return float(np.mean([list(a) == list(b) for a, b in zip(y_true, y_pred)]))
+
+
+def span_precision_recall_fscore(y_true, y_pred, scheme="BIO"):
+    """Micro-averaged exact-span precision, recall and F1 over all entities."""
+    _check_pairs(y_true, y_pred)
+    n_true = n_pred = n_ok = 0
+    for a, b in zip(y_true, y_pred):
+        ta = set(tags_to_spans(len(a), list(a), scheme))
+        tb = set(tags_to_spans(len(b), list(b), scheme))
+        n_true += len(ta)
+        n_pred += len(tb)
+        n_ok += len(ta & tb)
+    p = n_ok / n_pred if n_pred else 0.0
+    r = n_ok / n_true if n_true else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f
+
+
+def span_f1_score(y_true, y_pred, scheme="BIO"):
+    """Micro-averaged exact-span F1 (conlleval's overall FB1, as a fraction)."""
+    return span_precision_recall_fscore(y_true, y_pred, scheme)[2]

@@ -1,0 +1,248 @@
+"""LinearChainCRF: predictions against enumeration, fitting reaches the optimum."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+from skcrf import LinearChainCRF, Sequences
+from skcrf._objective import CRFObjective
+
+from conftest import random_problem
+import naive
+
+
+def model_from_weights(W, A, start, end, classes=None):
+    """A LinearChainCRF with the given weights, as if fitted."""
+    crf = LinearChainCRF()
+    L = W.shape[1]
+    crf.classes_ = np.arange(L) if classes is None else np.asarray(classes)
+    crf.coef_ = np.ascontiguousarray(W.T)
+    crf.transition_coef_ = A
+    crf.start_coef_ = start
+    crf.end_coef_ = end
+    crf.n_features_in_ = W.shape[0]
+    return crf
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+@pytest.mark.parametrize("start_end", [True, False])
+@pytest.mark.parametrize("seed", range(5))
+def test_predict_and_marginals_match_enumeration(seed, start_end, n_jobs):
+    rng = np.random.default_rng(seed)
+    L = int(rng.integers(1, 5))
+    X, _, W, A, start, end = random_problem(rng, n_seq=6, max_len=5, n_labels=L,
+                                            scale=2.0)
+    if not start_end:
+        start, end = np.zeros(L), np.zeros(L)
+    crf = model_from_weights(W, A, start, end)
+    crf.n_jobs = n_jobs
+    pred = crf.predict(X)
+    marg = crf.predict_marginals(X)
+    for x, p, m in zip(X, pred, marg):
+        assert len(p) == len(x) and m.shape == (len(x), L)
+        if not len(x):
+            continue
+        np.testing.assert_array_equal(p, naive.viterbi(x, W, A, start, end))
+        node, _ = naive.marginals(x, W, A, start, end)
+        np.testing.assert_allclose(m, node, rtol=1e-9, atol=1e-12)
+
+
+def test_string_labels_and_column_order():
+    rng = np.random.default_rng(1)
+    X, _, W, A, start, end = random_problem(rng, n_seq=3, max_len=4, n_labels=3, min_len=1)
+    crf = model_from_weights(W, A, start, end, classes=["B", "I", "O"])
+    for x, p, m in zip(X, crf.predict(X), crf.predict_marginals(X)):
+        want = naive.viterbi(x, W, A, start, end)
+        assert p == [["B", "I", "O"][k] for k in want]
+        np.testing.assert_allclose(m.sum(axis=1), 1.0)
+
+
+def _toy_data(rng, n_seq=60, L=3, F=8, max_len=8):
+    """Labels that depend on features and on the previous label."""
+    X, y = [], []
+    Wtrue = rng.normal(scale=2, size=(F, L))
+    for _ in range(n_seq):
+        T = int(rng.integers(1, max_len + 1))
+        x = (rng.random((T, F)) < 0.4) * rng.uniform(0.5, 1.5, size=(T, F))
+        lab = np.argmax(x @ Wtrue + rng.gumbel(size=(T, L)), axis=1)
+        X.append(sp.csr_matrix(x))
+        y.append([f"L{k}" for k in lab])
+    return X, y
+
+
+@pytest.mark.parametrize("kw", [
+    dict(),
+    dict(all_possible_states=True, start_end_transitions=False),
+    dict(all_possible_transitions=False, c2=0.1),
+])
+def test_fit_reaches_the_optimum(kw):
+    rng = np.random.default_rng(0)
+    X, y = _toy_data(rng)
+    crf = LinearChainCRF(tol=1e-9, **kw).fit(X, y)
+    # rebuild the objective on the same data and evaluate the gradient there
+    seqs = Sequences.from_list(X)
+    flat = np.concatenate(y)
+    y_idx = np.searchsorted(crf.classes_, flat).astype(np.int32)
+    layout = crf._make_layout(seqs, y_idx, crf.classes_.size)
+    obj = CRFObjective(seqs, y_idx, layout, crf.c2, np.ones(len(X)))
+    theta = layout.pack(np.ascontiguousarray(crf.coef_.T), crf.transition_coef_,
+                        crf.start_coef_, crf.end_coef_)
+    f, g = obj(theta)
+    assert f == pytest.approx(crf.objective_, rel=1e-12)
+    assert np.abs(g).max() < 1e-4 * max(1.0, abs(f)) / theta.size ** 0.5
+    assert crf.loss_curve_[-1] == pytest.approx(f, rel=1e-9)
+    assert crf.n_iter_ == len(crf.loss_curve_)
+    # weights without a parameter are exactly zero
+    if not kw.get("all_possible_states"):
+        seen = np.zeros(crf.coef_.shape, bool)
+        for x, lab in zip(X, y):
+            idx = np.searchsorted(crf.classes_, lab)
+            for t in range(x.shape[0]):
+                seen[idx[t], x[t].indices] = True
+        assert not crf.coef_[~seen].any()
+        assert crf.coef_[seen].all()
+    if not kw.get("start_end_transitions", True):
+        assert not crf.start_coef_.any() and not crf.end_coef_.any()
+
+
+def test_optimum_balances_expected_and_empirical_counts_through_public_api():
+    # at the optimum with all states: X^T (P - onehot) + 2 c2 W = 0 per label
+    rng = np.random.default_rng(5)
+    X, y = _toy_data(rng, n_seq=40)
+    c2 = 0.5
+    crf = LinearChainCRF(c2=c2, tol=1e-10, all_possible_states=True).fit(X, y)
+    marg = crf.predict_marginals(X)
+    grad = 2 * c2 * crf.coef_.T.copy()
+    for x, lab, m in zip(X, y, marg):
+        onehot = (np.asarray(lab)[:, None] == crf.classes_[None, :]).astype(float)
+        grad += x.T @ (m - onehot)
+    assert np.abs(grad).max() < 1e-4
+
+
+def test_loss_decreases_and_model_learns():
+    rng = np.random.default_rng(2)
+    X, y = _toy_data(rng, n_seq=200)
+    crf = LinearChainCRF(c2=0.1).fit(X, y)
+    assert np.all(np.diff(crf.loss_curve_) <= 1e-9 * abs(crf.loss_curve_[0]))
+    labels, counts = np.unique(np.concatenate(y), return_counts=True)
+    majority = counts.max() / counts.sum()
+    assert crf.score(X, y) > majority + 0.25
+    assert crf.objective_ < crf.loss_curve_[0]
+
+
+def test_n_jobs_1_and_2_agree():
+    rng = np.random.default_rng(9)
+    X, y = _toy_data(rng, n_seq=120)
+    a = LinearChainCRF(c2=0.3, n_jobs=1).fit(X, y)
+    b = LinearChainCRF(c2=0.3, n_jobs=2).fit(X, y)
+    assert b.objective_ == pytest.approx(a.objective_, rel=1e-8)
+    assert a.predict(X) == b.predict(X)
+
+
+def test_repeated_fits_are_identical():
+    rng = np.random.default_rng(11)
+    X, y = _toy_data(rng, n_seq=50)
+    a = LinearChainCRF(c2=0.3).fit(X, y)
+    b = LinearChainCRF(c2=0.3).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.transition_coef_, b.transition_coef_)
+
+
+def test_convergence_warning_when_max_iter_is_reached():
+    rng = np.random.default_rng(2)
+    X, y = _toy_data(rng, n_seq=30)
+    with pytest.warns(ConvergenceWarning):
+        crf = LinearChainCRF(max_iter=2, tol=0).fit(X, y)
+    assert crf.n_iter_ == 2
+
+
+def test_no_warning_when_converged():
+    rng = np.random.default_rng(2)
+    X, y = _toy_data(rng, n_seq=30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        LinearChainCRF().fit(X, y)
+
+
+def test_empty_sequences_and_length_one():
+    rng = np.random.default_rng(4)
+    X, y = _toy_data(rng, n_seq=30)
+    F = X[0].shape[1]
+    X = X + [np.zeros((0, F)), np.ones((1, F))]
+    y = y + [[], ["L0"]]
+    crf = LinearChainCRF().fit(X, y)
+    pred = crf.predict([np.zeros((0, F)), np.ones((1, F))])
+    assert pred[0] == [] and len(pred[1]) == 1
+    m = crf.predict_marginals([np.zeros((0, F))])
+    assert m[0].shape == (0, crf.classes_.size)
+
+
+def test_single_class():
+    X = [np.ones((3, 2)), np.ones((2, 2))]
+    crf = LinearChainCRF().fit(X, [[7, 7, 7], [7, 7]])
+    assert crf.predict(X) == [[7, 7, 7], [7, 7]]
+    np.testing.assert_allclose(crf.predict_marginals(X)[0], 1.0)
+
+
+def test_int_labels_come_back_as_given():
+    rng = np.random.default_rng(4)
+    X, y = _toy_data(rng, n_seq=30)
+    yi = [[int(s[1:]) * 10 for s in seq] for seq in y]
+    crf = LinearChainCRF().fit(X, yi)
+    pred = crf.predict(X)
+    assert {type(v) for seq in pred for v in seq} == {int}
+    assert set(crf.classes_) <= {0, 10, 20}
+
+
+def test_sequences_input_equals_list_input():
+    rng = np.random.default_rng(4)
+    X, y = _toy_data(rng, n_seq=30)
+    a = LinearChainCRF().fit(X, y)
+    b = LinearChainCRF().fit(Sequences.from_list(X), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.predict(X) == b.predict(Sequences.from_list(X))
+
+
+def test_fitted_attribute_shapes():
+    rng = np.random.default_rng(4)
+    X, y = _toy_data(rng, n_seq=30, L=3, F=8)
+    crf = LinearChainCRF().fit(X, y)
+    assert crf.classes_.shape == (3,)
+    assert crf.coef_.shape == (3, 8)
+    assert crf.transition_coef_.shape == (3, 3)
+    assert crf.start_coef_.shape == crf.end_coef_.shape == (3,)
+    assert crf.n_features_in_ == 8
+    assert isinstance(crf.objective_, float)
+
+
+def test_not_fitted_raises():
+    with pytest.raises(NotFittedError):
+        LinearChainCRF().predict([np.ones((2, 2))])
+
+
+def test_warm_start_continues_from_previous_weights():
+    rng = np.random.default_rng(4)
+    X, y = _toy_data(rng, n_seq=50)
+    full = LinearChainCRF(c2=0.2, tol=1e-8).fit(X, y)
+    crf = LinearChainCRF(c2=0.2, tol=1e-8, warm_start=True)
+    with pytest.warns(ConvergenceWarning):
+        crf.set_params(max_iter=3).fit(X, y)
+    crf.set_params(max_iter=1000).fit(X, y)
+    assert crf.objective_ == pytest.approx(full.objective_, rel=1e-6)
+    # a warm restart at the optimum stops at once
+    crf.fit(X, y)
+    assert crf.n_iter_ <= 12
+
+
+def test_sample_weight_equals_repetition():
+    rng = np.random.default_rng(8)
+    X, y = _toy_data(rng, n_seq=20)
+    w = np.ones(len(X))
+    w[:5] = 2
+    a = LinearChainCRF(c2=0.3, tol=1e-10).fit(X, y, sample_weight=w)
+    b = LinearChainCRF(c2=0.3, tol=1e-10).fit(X + X[:5], y + y[:5])
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-4)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-7)

@@ -1,0 +1,94 @@
+"""Objective parity with CRFsuite (sklearn-crfsuite) on identical features.
+
+The objective is convex, so two correct implementations reach the same
+optimum. CRFsuite is the oracle: we check that (1) our objective evaluated at
+CRFsuite's weights equals the loss CRFsuite reports (same objective), and (2)
+our fitted objective equals it too (same optimum), with predictions agreeing.
+"""
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction import DictVectorizer
+
+from skcrf import LinearChainCRF, Sequences
+from skcrf._objective import CRFObjective
+
+sklearn_crfsuite = pytest.importorskip(
+    "sklearn_crfsuite", reason="sklearn-crfsuite is part of the [test] extra")
+
+
+def synthetic_ner(n_sent, seed):
+    """Sentences from a small HMM over words with BIO-like labels."""
+    rng = np.random.default_rng(seed)
+    labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    L = len(labels)
+    trans = rng.dirichlet(np.ones(L) * 0.5, size=L)
+    trans[:, 0] += 1.5
+    trans /= trans.sum(axis=1, keepdims=True)
+    vocab = [f"w{k}" for k in range(150)]
+    emit = rng.dirichlet(np.ones(len(vocab)) * 0.1, size=L)
+    sents, tags = [], []
+    for _ in range(n_sent):
+        T = int(rng.integers(3, 18))
+        s = [int(rng.integers(L))]
+        for _ in range(T - 1):
+            s.append(int(rng.choice(L, p=trans[s[-1]])))
+        words = [vocab[rng.choice(len(vocab), p=emit[k])] for k in s]
+        sents.append(words)
+        tags.append([labels[k] for k in s])
+    return sents, tags
+
+
+def token_features(words, t):
+    w = words[t]
+    f = {"bias": 1.0, "w=" + w: 1.0, "suf=" + w[-1]: 1.0, "len": len(w) / 3.0}
+    f["w-1=" + (words[t - 1] if t > 0 else "<s>")] = 1.0
+    f["w+1=" + (words[t + 1] if t + 1 < len(words) else "</s>")] = 1.0
+    return f
+
+
+@pytest.fixture(scope="module")
+def problem():
+    sents, tags = synthetic_ner(300, seed=0)
+    feats = [[token_features(s, t) for t in range(len(s))] for s in sents]
+    dv = DictVectorizer()
+    M = dv.fit_transform([f for seq in feats for f in seq]).tocsr()
+    seqs = Sequences(M, [len(s) for s in sents])
+    return feats, tags, seqs, dv
+
+
+@pytest.mark.parametrize("all_trans", [False, True])
+def test_same_objective_and_predictions_as_crfsuite(problem, all_trans):
+    feats, tags, seqs, dv = problem
+    c2 = 1.0
+    ref = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.0, c2=c2, max_iterations=2000,
+                               delta=1e-8, all_possible_transitions=all_trans)
+    ref.fit(feats, tags)
+    ref_loss = ref.training_log_.last_iteration["loss"]
+
+    crf = LinearChainCRF(c2=c2, tol=1e-8, all_possible_transitions=all_trans,
+                         start_end_transitions=False).fit(seqs, tags)
+    assert crf.objective_ == pytest.approx(ref_loss, rel=1e-4)
+
+    # our objective at CRFsuite's weights is CRFsuite's loss: same objective
+    classes = crf.classes_
+    col = dv.vocabulary_
+    W = np.zeros((seqs.n_features, classes.size))
+    for (attr, lab), w in ref.state_features_.items():
+        W[col[attr], np.searchsorted(classes, lab)] = w
+    A = np.zeros((classes.size, classes.size))
+    for (a, b), w in ref.transition_features_.items():
+        A[np.searchsorted(classes, a), np.searchsorted(classes, b)] = w
+    y_idx = np.searchsorted(classes, np.concatenate(tags)).astype(np.int32)
+    layout = crf._make_layout(seqs, y_idx, classes.size)
+    obj = CRFObjective(seqs, y_idx, layout, c2, np.ones(len(seqs)))
+    theta = layout.pack(W, A, np.zeros(classes.size), np.zeros(classes.size))
+    # every CRFsuite weight has a parameter in our layout
+    assert np.count_nonzero(theta) == np.count_nonzero(W) + np.count_nonzero(A)
+    f_at_ref, _ = obj(theta)
+    assert f_at_ref == pytest.approx(ref_loss, rel=1e-6)
+    assert crf.objective_ <= f_at_ref * (1 + 1e-5)
+
+    ours = np.concatenate([np.asarray(p) for p in crf.predict(seqs)])
+    theirs = np.concatenate([np.asarray(p) for p in ref.predict(feats)])
+    assert np.mean(ours == theirs) >= 0.995

@@ -1,0 +1,130 @@
+"""The training objective against brute-force enumeration and finite differences."""
+
+import numpy as np
+import pytest
+
+from skcrf import Sequences
+from skcrf._objective import CRFObjective, ParameterLayout
+
+from conftest import random_problem
+import naive
+
+
+def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1):
+    seqs = Sequences.from_list(X, n_features=X[0].shape[1])
+    F = seqs.n_features
+    layout = ParameterLayout(F, L, np.arange(F * L), np.arange(L * L), start_end)
+    flat = np.concatenate(y).astype(np.int32) if y else np.zeros(0, np.int32)
+    w = np.ones(len(X)) if weights is None else weights
+    return CRFObjective(seqs, flat, layout, c2, w, n_threads), layout
+
+
+@pytest.mark.parametrize("start_end", [True, False])
+@pytest.mark.parametrize("float_values", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_log_z_likelihood_and_expected_counts_match_enumeration(start_end, float_values, seed):
+    rng = np.random.default_rng(seed)
+    L = 3
+    X, y, W, A, start, end = random_problem(rng, n_seq=5, max_len=5, n_labels=L,
+                                            float_values=float_values)
+    if not start_end:
+        start, end = np.zeros(L), np.zeros(L)
+    obj, layout = _setup(X, y, L, start_end)
+    theta = layout.pack(W, A, start, end)
+    f, g = obj(theta)
+
+    want_logz = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
+    np.testing.assert_allclose(obj._logz, want_logz, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(f, naive.objective(X, y, W, A, start, end, 0.0, 0.0),
+                               rtol=1e-10)
+
+    # expected counts = gradient + empirical (c2 = 0)
+    expected = g + obj.empirical
+    eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
+    for x in X:
+        if not len(x):
+            continue
+        node, pair = naive.marginals(x, W, A, start, end)
+        eW += x.T @ node
+        eA += pair
+        eS += node[0]
+        eE += node[-1]
+    np.testing.assert_allclose(expected, layout.pack(eW, eA, eS, eE), rtol=1e-8, atol=1e-10)
+
+
+def test_gradient_matches_finite_differences():
+    rng = np.random.default_rng(42)
+    L = 3
+    X, y, W, A, start, end = random_problem(rng, n_seq=6, max_len=6, n_labels=L,
+                                            n_features=4, min_len=1)
+    weights = rng.uniform(0.5, 2.0, size=len(X))
+    obj, layout = _setup(X, y, L, True, c2=0.3, weights=weights)
+    theta = rng.normal(size=layout.n_params)
+    _, g = obj(theta)
+    eps = 1e-6
+    fd = np.empty_like(theta)
+    for k in range(theta.size):
+        e = np.zeros_like(theta)
+        e[k] = eps
+        fd[k] = (obj(theta + e)[0] - obj(theta - e)[0]) / (2 * eps)
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
+    # and the value is the weighted penalised objective
+    Wd, Ad, sd, ed = layout.unpack(theta)
+    want = naive.objective(X, y, Wd, Ad, sd, ed, 0.3, theta @ theta, weights)
+    np.testing.assert_allclose(obj(theta)[0], want, rtol=1e-10)
+
+
+def test_restricted_layout_keeps_other_weights_at_zero():
+    rng = np.random.default_rng(3)
+    L = 3
+    X, y, W, A, start, end = random_problem(rng, n_seq=4, max_len=4, n_labels=L, min_len=1)
+    seqs = Sequences.from_list(X)
+    F = seqs.n_features
+    state_pos = np.array([0, 4, 7, 11])
+    trans_pos = np.array([1, 5])
+    layout = ParameterLayout(F, L, state_pos, trans_pos, False)
+    obj = CRFObjective(seqs, np.concatenate(y).astype(np.int32), layout, 0.0,
+                       np.ones(len(X)))
+    theta = rng.normal(size=layout.n_params)
+    f, g = obj(theta)
+    Wd, Ad, sd, ed = layout.unpack(theta)
+    assert np.count_nonzero(Wd) == 4 and np.count_nonzero(Ad) == 2
+    assert not sd.any() and not ed.any()
+    np.testing.assert_allclose(f, naive.objective(X, y, Wd, Ad, sd, ed, 0.0, 0.0), rtol=1e-10)
+    eps = 1e-6
+    for k in range(theta.size):
+        e = np.zeros_like(theta)
+        e[k] = eps
+        fd = (obj(theta + e)[0] - obj(theta - e)[0]) / (2 * eps)
+        assert g[k] == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+def test_two_threads_give_the_same_objective_and_gradient():
+    rng = np.random.default_rng(7)
+    L = 4
+    X, y, W, A, start, end = random_problem(rng, n_seq=40, max_len=12, n_labels=L,
+                                            n_features=20, density=0.2)
+    obj1, layout = _setup(X, y, L, True, c2=0.5, n_threads=1)
+    obj2, _ = _setup(X, y, L, True, c2=0.5, n_threads=2)
+    assert obj2.parallel and not obj1.parallel
+    theta = layout.pack(W, A, start, end)
+    f1, g1 = obj1(theta)
+    f2, g2 = obj2(theta)
+    assert f2 == pytest.approx(f1, rel=1e-12)
+    np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+
+
+def test_huge_weights_fall_back_to_log_space_without_nan():
+    # emission gaps of 1e4 underflow the scaled recursion when the only
+    # allowed continuation has probability exp(-1e4)
+    L = 2
+    X = [np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])]
+    y = [np.array([0, 0, 0])]
+    W = np.array([[1e4, 0.0], [0.0, 1e4]])
+    A = np.array([[0.0, -1e4], [-1e4, 0.0]])
+    start, end = np.zeros(L), np.zeros(L)
+    obj, layout = _setup(X, y, L, True)
+    f, g = obj(layout.pack(W, A, start, end))
+    assert np.isfinite(f) and np.isfinite(g).all()
+    want = naive.log_z(X[0], W, A, start, end)
+    assert obj._logz[0] == pytest.approx(want, rel=1e-12)
