@@ -1,0 +1,184 @@
+"""SequenceFeaturizer: every template on hand-made input, by name and value."""
+
+import numpy as np
+import pytest
+
+from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
+from skcrf._featurizer import char_type, word_shape
+
+
+def names_at(f, X, seq, t):
+    names = f.get_feature_names_out()
+    row = X[seq][t]
+    assert (row.data == 1.0).all()
+    return set(names[row.indices])
+
+
+def only(**kw):
+    base = dict(unit_offsets=(), ngram_offsets=(), char_type_offsets=(), bias=False,
+                word_shape=False)
+    base.update(kw)
+    return SequenceFeaturizer(**base)
+
+
+def test_unit_offsets_with_padding():
+    f = only(unit_offsets=(-2, -1, 0, 1))
+    X = f.fit_transform(["上海市"])
+    assert names_at(f, X, 0, 0) == {"C[-2]=<s-2>", "C[-1]=<s-1>", "C[0]=上", "C[1]=海"}
+    assert names_at(f, X, 0, 2) == {"C[-2]=上", "C[-1]=海", "C[0]=市", "C[1]=</s+1>"}
+
+
+def test_ngrams_including_skip_pair():
+    f = only(ngram_offsets=((-1, 0), (0, 1), (-1, 1)))
+    X = f.fit_transform(["上海市"])
+    assert names_at(f, X, 0, 1) == {"C[-1]C[0]=上海", "C[0]C[1]=海市", "C[-1]C[1]=上市"}
+    assert names_at(f, X, 0, 0) == {"C[-1]C[0]=<s-1>上", "C[0]C[1]=上海",
+                                    "C[-1]C[1]=<s-1>海"}
+
+
+def test_same_feature_same_column_across_sequences():
+    f = only(unit_offsets=(0,))
+    X = f.fit_transform(["上海", "海上"])
+    assert X[0][0].indices.tolist() == X[1][1].indices.tolist()
+    assert X.n_features == 2
+
+
+def test_char_types_including_full_width():
+    assert [char_type(c) for c in "2２٣"] == ["digit"] * 3
+    assert [char_type(c) for c in "aZＡｚé"] == ["latin"] * 5
+    assert [char_type(c) for c in ",，。、：“!"] == ["punct"] * 7
+    assert [char_type(c) for c in "上海〇𠀋"] == ["cjk"] * 4
+    assert [char_type(c) for c in "+％$"] == ["punct"] * 3
+    assert [char_type(c) for c in "😀あ"] == ["other"] * 2
+    f = only(char_type_offsets=(-1, 0, 1))
+    X = f.fit_transform(["２Ａ，上"])
+    assert names_at(f, X, 0, 0) == {"T[-1]=<s>", "T[0]=digit", "T[1]=latin"}
+    assert names_at(f, X, 0, 2) == {"T[-1]=latin", "T[0]=punct", "T[1]=cjk"}
+    assert names_at(f, X, 0, 3) == {"T[-1]=punct", "T[0]=cjk", "T[1]=</s>"}
+
+
+def test_dictionary_features_on_a_hand_checked_sentence():
+    # 上海市长江大桥: dictionary matches 上海(0-1) 上海市(0-2) 市长(2-3) 长江(3-4)
+    # 长江大桥(3-6) 大桥(5-6) 江(4): all of them, not a greedy maximum match
+    words = ["上海", "上海市", "市长", "长江", "长江大桥", "大桥", "江"]
+    f = only(dictionary=words, dictionary_max_len=3)
+    X = f.fit_transform(["上海市长江大桥"])
+    want = {
+        0: {"dict_begin_len2", "dict_begin_len3"},
+        1: {"dict_end_len2", "dict_mid_len3"},
+        2: {"dict_end_len3", "dict_begin_len2"},
+        3: {"dict_end_len2", "dict_begin_len2", "dict_begin_len3"},  # 长江大桥: len 4 -> 3
+        4: {"dict_end_len2", "dict_begin_len1", "dict_end_len1", "dict_mid_len3"},
+        5: {"dict_begin_len2", "dict_mid_len3"},
+        6: {"dict_end_len2", "dict_end_len3"},
+    }
+    for t, names in want.items():
+        assert names_at(f, X, 0, t) == names, t
+
+
+def test_dictionary_matches_do_not_cross_sentences():
+    f = only(dictionary=["海上"])
+    X = f.fit_transform(["上海", "上海"])
+    assert X.X.nnz == 0 and f.n_features_out_ == 0
+    Z = f.transform(["海上"])
+    assert Z.X.nnz == 0
+
+
+def test_word_shape_features_for_tokens():
+    assert word_shape("Melbourne") == "Xxxxx"
+    assert word_shape("12") == "dd"
+    assert word_shape("U.S.") == "X.X."
+    f = only(word_shape=True)
+    X = f.fit_transform([["Melbourne", "U.S.", "2007"]])
+    assert names_at(f, X, 0, 0) == {
+        "lower=melbourne", "prefix1=M", "prefix2=Me", "prefix3=Mel", "suffix1=e",
+        "suffix2=ne", "suffix3=rne", "shape=Xxxxx", "is_title"}
+    assert {"shape=X.X.", "is_upper", "is_title"} <= names_at(f, X, 0, 1)
+    assert {"shape=dddd", "has_digit"} <= names_at(f, X, 0, 2)
+
+
+def test_word_shape_auto_is_on_for_tokens_and_off_for_chars():
+    f = SequenceFeaturizer()
+    f.fit([["Hello", "world"]])
+    assert "lower=hello" in set(f.get_feature_names_out())
+    g = SequenceFeaturizer().fit(["Hello"])
+    assert not any(n.startswith("lower=") for n in g.get_feature_names_out())
+
+
+def test_columns_select_token_columns():
+    X_raw = [[("Melbourne", "NP"), ("(", "Fpa")]]
+    f = only(unit_offsets=(0,), columns=(1,))
+    X = f.fit_transform(X_raw)
+    assert names_at(f, X, 0, 0) == {"C1[0]=NP"}
+    g = only(unit_offsets=(0,))
+    Z = g.fit_transform(X_raw)
+    assert names_at(g, Z, 0, 1) == {"C[0]=(", "C1[0]=Fpa"}
+    h = only(ngram_offsets=((0, 1),), columns=(0,))
+    W = h.fit_transform(X_raw)
+    assert names_at(h, W, 0, 0) == {"C[0]C[1]=Melbourne|("}
+
+
+def test_min_freq_drops_rare_features():
+    f = only(unit_offsets=(0,), min_freq=2)
+    X = f.fit_transform(["上海上", "海天"])
+    assert set(f.get_feature_names_out()) == {"C[0]=上", "C[0]=海"}
+    assert f.feature_counts_.tolist() == [2, 2]
+    assert X[1][1].nnz == 0
+
+
+def test_unseen_features_are_ignored_at_transform():
+    f = only(unit_offsets=(0,), bias=True)
+    f.fit(["上海"])
+    X = f.transform(["海天"])
+    assert X.n_features == f.n_features_out_ == 3
+    assert names_at(f, X, 0, 0) == {"C[0]=海", "bias"}
+    assert names_at(f, X, 0, 1) == {"bias"}
+
+
+def test_transform_equals_fit_transform():
+    data = ["上海推迎奥运", "本报讯２００７年", ""]
+    f = SequenceFeaturizer(dictionary=["上海", "奥运"])
+    a = f.fit_transform(data)
+    assert a == f.transform(data)
+    assert a.lengths.tolist() == [6, 8, 0]
+
+
+def test_unicode_outside_the_bmp():
+    f = SequenceFeaturizer(unit_offsets=(0,), ngram_offsets=((0, 1),))
+    X = f.fit_transform(["😀𠀋上"])
+    names = f.get_feature_names_out()
+    assert "C[0]=😀" in names and "C[0]C[1]=😀𠀋" in names
+    assert X.lengths.tolist() == [3]
+
+
+def test_bad_units_name_the_position():
+    f = SequenceFeaturizer()
+    with pytest.raises(TypeError, match=r"X\[1\]\[1\]"):
+        f.fit([["a", "b"], ["c", None]])
+    with pytest.raises(TypeError, match=r"X\[1\]"):
+        f.fit(["abc", ["a"]])
+    with pytest.raises(TypeError, match=r"X\[0\]\[1\]\[1\]"):
+        f.fit([[("a", "N"), ("b", 3)]])
+    with pytest.raises(ValueError, match=r"X\[0\]\[1\] has 1 column"):
+        f.fit([[("a", "N"), ("b",)]])
+    with pytest.raises(ValueError, match="empty"):
+        f.fit([])
+    with pytest.raises(ValueError, match="character input"):
+        SequenceFeaturizer(dictionary=["ab"]).fit([["ab"]])
+    f.fit(["abc"])
+    with pytest.raises(TypeError, match="fitted on chars"):
+        f.transform([["abc"]])
+
+
+def test_pipeline_with_crf_learns_segmentation():
+    from sklearn.pipeline import make_pipeline
+
+    from skcrf.segmentation import tags_to_words, words_to_tags
+
+    words = [["上海", "推", "迎", "奥运"], ["本", "报讯"], ["上海", "奥运"]] * 5
+    X = ["".join(w) for w in words]
+    y = [words_to_tags(w) for w in words]
+    pipe = make_pipeline(SequenceFeaturizer(), LinearChainCRF(c2=0.01)).fit(X, y)
+    pred = pipe.predict(["上海奥运"])
+    assert tags_to_words("上海奥运", pred[0]) == ["上海", "奥运"]
+    assert isinstance(pipe[0].transform(X), Sequences)
