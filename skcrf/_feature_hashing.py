@@ -39,29 +39,34 @@ def mix(tpl, a, b):
 
 
 # ----------------------------------------------------------------- tables
-def new_table(n_expected):
+# A table is a (size, width) uint64 array, size a power of two: column 0
+# holds the key (0 = empty slot), the other columns its values, so one probe
+# touches one cache line.
+def new_table(n_expected, width=2):
     size = 1 << max(4, int(2 * max(n_expected, 1) - 1).bit_length())
-    return np.zeros(size, dtype=np.uint64)
+    return np.zeros((size, width), dtype=np.uint64)
 
 
 @njit(**_JIT)
 def _probe(table, key):
-    """Slot of ``key`` in ``table``, or of the empty slot where it would go."""
-    mask = np.uint64(table.size - 1)
+    """Row of ``key`` in ``table``, or of the empty row where it would go."""
+    mask = np.uint64(table.shape[0] - 1)
     i = _splitmix(key) & mask
-    while table[i] != np.uint64(0) and table[i] != key:
+    while table[i, 0] != np.uint64(0) and table[i, 0] != key:
         i = (i + np.uint64(1)) & mask
     return i
 
 
 @njit(**_JIT)
-def count_keys(keys, table, counts, first_row, n_filled_limit):
-    """Insert every non-zero key of ``keys`` (n_rows, n_slots) and count it.
+def count_keys(keys, table):
+    """Insert every non-zero key of ``keys`` (n_rows, n_slots) into ``table``
+    (width 3: key, count, first flat position).
 
-    Returns the number of distinct keys, or -1 if the table got too full
-    (the caller then retries with a bigger table).
+    Returns the number of distinct keys, or -1 when the table would become
+    more than half full (the caller retries with a bigger one).
     """
     n_rows, n_slots = keys.shape
+    limit = table.shape[0] // 2
     filled = 0
     for r in range(n_rows):
         for s in range(n_slots):
@@ -69,31 +74,43 @@ def count_keys(keys, table, counts, first_row, n_filled_limit):
             if k == np.uint64(0):
                 continue
             i = _probe(table, k)
-            if table[i] == np.uint64(0):
+            if table[i, 0] == np.uint64(0):
                 filled += 1
-                if filled > n_filled_limit:
+                if filled > limit:
                     return -1
-                table[i] = k
-                first_row[i] = r * n_slots + s
-            counts[i] += 1
+                table[i, 0] = k
+                table[i, 2] = np.uint64(r * n_slots + s)
+            table[i, 1] += np.uint64(1)
     return filled
 
 
+def count_all(keys):
+    """Table of distinct keys with counts and first positions, grown as needed."""
+    guess = max(16, int(np.count_nonzero(keys[: min(len(keys), 20000)])) * 4)
+    while True:
+        table = new_table(guess, width=3)
+        if count_keys(keys, table) >= 0:
+            return table
+        guess *= 4
+
+
 @njit(**_JIT)
-def build_lookup(keys, columns, table, values):
-    """Insert ``keys[i] -> columns[i]`` into an empty ``table``/``values``."""
+def build_lookup(keys, table):
+    """Insert ``keys[i] -> i`` into an empty ``table`` (width 2)."""
     for i in range(keys.size):
         j = _probe(table, keys[i])
-        table[j] = keys[i]
-        values[j] = columns[i]
+        table[j, 0] = keys[i]
+        table[j, 1] = np.uint64(i)
 
 
 @njit(**_JIT)
-def keys_to_csr(keys, table, values):
+def keys_to_csr(keys, table):
     """CSR (indptr, indices) of the known keys of each row, columns sorted, unique."""
     n_rows, n_slots = keys.shape
-    cols = np.full((n_rows, n_slots), -1, dtype=np.int64)
-    counts = np.zeros(n_rows + 1, dtype=np.int64)
+    cols = np.empty(n_slots, dtype=np.int64)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    indices = np.empty(n_rows * n_slots, dtype=np.int32)
+    nnz = 0
     for r in range(n_rows):
         n = 0
         for s in range(n_slots):
@@ -101,25 +118,24 @@ def keys_to_csr(keys, table, values):
             if k == np.uint64(0):
                 continue
             i = _probe(table, k)
-            if table[i] != np.uint64(0):
-                c = values[i]
-                # insertion into the sorted prefix, skipping duplicates
-                pos = n
-                while pos > 0 and cols[r, pos - 1] > c:
-                    pos -= 1
-                if pos > 0 and cols[r, pos - 1] == c:
-                    continue
-                for q in range(n, pos, -1):
-                    cols[r, q] = cols[r, q - 1]
-                cols[r, pos] = c
-                n += 1
-        counts[r + 1] = n
-    indptr = np.cumsum(counts)
-    indices = np.empty(indptr[-1], dtype=np.int32)
-    for r in range(n_rows):
-        for q in range(indptr[r + 1] - indptr[r]):
-            indices[indptr[r] + q] = cols[r, q]
-    return indptr, indices
+            if table[i, 0] == np.uint64(0):
+                continue
+            c = np.int64(table[i, 1])
+            # insertion into the sorted prefix, skipping duplicates
+            pos = n
+            while pos > 0 and cols[pos - 1] > c:
+                pos -= 1
+            if pos > 0 and cols[pos - 1] == c:
+                continue
+            for q in range(n, pos, -1):
+                cols[q] = cols[q - 1]
+            cols[pos] = c
+            n += 1
+        for q in range(n):
+            indices[nnz + q] = cols[q]
+        nnz += n
+        indptr[r + 1] = nnz
+    return indptr, indices[:nnz].copy()
 
 
 # -------------------------------------------------------------- templates
@@ -193,7 +209,7 @@ def hash_words(cps, word_offsets, table):
         if h == np.uint64(0):
             h = np.uint64(1)
         i = _probe(table, h)
-        table[i] = h
+        table[i, 0] = h
 
 
 @njit(**_JIT)
@@ -213,7 +229,7 @@ def dictionary_flags(cps, offsets, table, max_len, cap, flags):
                 h = _step(h, cps[t0 + t + k - 1])
                 hk = h if h != np.uint64(0) else np.uint64(1)
                 i = _probe(table, hk)
-                if table[i] == hk:
+                if table[i, 0] == hk:
                     kk = min(k, cap) - 1
                     flags[t0 + t, 3 * kk] = 1
                     flags[t0 + t + k - 1, 3 * kk + 1] = 1

@@ -197,18 +197,14 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator):
             raise ValueError("X is empty: need at least one sequence to fit.")
         templates = self._templates(units)
         keys = self._keys(units, templates)
-        flat = keys.reshape(-1)
-        n_nonzero = int(np.count_nonzero(flat))
-        table = H.new_table(n_nonzero)
-        counts = np.zeros(table.size, dtype=np.int64)
-        first = np.zeros(table.size, dtype=np.int64)
-        n = H.count_keys(keys, table, counts, first, table.size // 2)
-        assert n >= 0  # the table holds every occurrence at most half full
-        used = np.flatnonzero(table)
+        table = H.count_all(keys)
+        counts = table[:, 1].astype(np.int64)
+        first = table[:, 2].astype(np.int64)
+        used = np.flatnonzero(table[:, 0])
         used = used[counts[used] >= self.min_freq]
         # columns in order of first occurrence: deterministic and readable
         used = used[np.argsort(first[used], kind="stable")]
-        vocab_keys = table[used]
+        vocab_keys = table[used, 0]
         slot = first[used] % keys.shape[1]
         row = first[used] // keys.shape[1]
 
@@ -218,7 +214,10 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator):
         self._lookup_ = _Lookup(vocab_keys)
         self.feature_counts_ = counts[used]
         self.n_features_out_ = int(vocab_keys.size)
-        self._name_parts_ = templates.describe(units, row, slot)
+        # what each column looked at, to name it on demand
+        self._feature_slot_ = slot.astype(np.int32)
+        self._feature_a_, self._feature_b_ = templates.feature_ids(units, row, slot)
+        self._id_strings_ = _id_strings(units) if units.kind == "tokens" else {}
         if not keep:
             return None
         return self._to_sequences(keys, units)
@@ -233,7 +232,7 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator):
         return self._to_sequences(keys, units)
 
     def _to_sequences(self, keys, units):
-        indptr, indices = H.keys_to_csr(keys, self._lookup_.table, self._lookup_.values)
+        indptr, indices = H.keys_to_csr(keys, self._lookup_.table)
         X = sp.csr_matrix(
             (np.ones(indices.size), indices, indptr),
             shape=(keys.shape[0], self.n_features_out_),
@@ -243,7 +242,9 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features=None):
         """Readable names of the output columns (``"C[-1]C[0]=上海"``, ``"dict_begin_len3"``)."""
         check_is_fitted(self)
-        return np.asarray(self._name_parts_, dtype=object)
+        names = self._templates_.names(self._feature_slot_, self._feature_a_,
+                                       self._feature_b_, self._id_strings_)
+        return np.asarray(names, dtype=object)
 
     # ------------------------------------------------------ templates
     def _templates(self, units):
@@ -296,10 +297,8 @@ class _Lookup:
     """Hash table from feature key to output column (plain arrays: picklable)."""
 
     def __init__(self, vocab_keys):
-        self.table = H.new_table(vocab_keys.size)
-        self.values = np.zeros(self.table.size, dtype=np.int64)
-        H.build_lookup(vocab_keys, np.arange(vocab_keys.size, dtype=np.int64),
-                       self.table, self.values)
+        self.table = H.new_table(vocab_keys.size, width=2)
+        H.build_lookup(np.ascontiguousarray(vocab_keys), self.table)
 
 
 # ---------------------------------------------------------------- inputs
@@ -461,7 +460,7 @@ class _Templates:
             bad = [w for w in dictionary if not isinstance(w, str)]
             if bad:
                 raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
-            self.dict_table = H.new_table(len(words))
+            self.dict_table = H.new_table(len(words), width=1)
             if words:
                 cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"),
                                     dtype=np.uint32).astype(np.int64)
@@ -506,63 +505,86 @@ class _Templates:
         return keys
 
     # names -------------------------------------------------------------
-    def describe(self, units, rows, slots):
-        """Readable name of the feature first seen at (token row, slot)."""
-        names = []
-        decode = _Decoder(units)
-        n_win = self.slot_types
-        for r, s in zip(rows.tolist(), slots.tolist()):
-            if s < n_win:
-                what, c, a, b = self.window_names[s]
-                seq = int(np.searchsorted(units.offsets, r, side="right") - 1)
-                t0, T = units.offsets[seq], units.lengths[seq]
+    def feature_ids(self, units, rows, slots):
+        """What each feature looked at, from its first occurrence (vectorised).
+
+        Returns ``a, b`` (int64): for unit / n-gram templates the unit ids at
+        the two offsets (padding positions encoded as in the kernels), for
+        type templates the type index + 1 (or padding), for word attributes
+        the attribute's string id; 0 elsewhere.
+        """
+        a = np.zeros(rows.size, dtype=np.int64)
+        b = np.zeros(rows.size, dtype=np.int64)
+        seq = np.searchsorted(units.offsets, rows, side="right") - 1
+        t = rows - units.offsets[seq]
+        T = units.lengths[seq]
+
+        def at(values, offs, sel):
+            p = t[sel] + offs
+            inside = (p >= 0) & (p < T[sel])
+            out = np.where(p < 0, H.PAD - p, H.PAD + 1000 + (p - T[sel] + 1))
+            out[inside] = values[(rows[sel] + offs - 0)[inside]]
+            return out
+
+        win = slots < self.slot_types
+        if win.any():
+            spec = self.window_specs[slots[win]]
+            idx = np.flatnonzero(win)
+            for c in np.unique(spec[:, 0]):
+                mine = spec[:, 0] == c
+                sel = idx[mine]
+                a[sel] = at(units.ids[c], spec[mine, 1], sel)
+                single = spec[mine, 2] == H.NO_OFFSET
+                o2 = np.where(single, 0, spec[mine, 2])
+                b[sel] = np.where(single, 0, at(units.ids[c], o2, sel))
+        typ = (slots >= self.slot_types) & (slots < self.slot_attrs)
+        if typ.any():
+            sel = np.flatnonzero(typ)
+            offs = np.asarray(self.type_offsets, dtype=np.int64)[slots[sel] - self.slot_types]
+            a[sel] = at(units.type_of + 1, offs, sel)
+        att = (slots >= self.slot_attrs) & (slots < self.slot_flags)
+        if att.any():
+            sel = np.flatnonzero(att)
+            attrs, _ = _word_attributes(units)
+            a[sel] = attrs[rows[sel], slots[sel] - self.slot_attrs]
+        return a, b
+
+    def names(self, slots, a, b, strings):
+        """Readable feature names (computed on demand: a Python loop per feature)."""
+        type_names = ("",) + CHAR_TYPES + (_MIXED,)
+        chars = self.kind == "chars"
+        sep = "" if chars else "|"
+
+        def unit(v):
+            if v >= H.PAD:
+                d = v - H.PAD
+                return f"<s-{d}>" if d < 1000 else f"</s+{d - 1000}>"
+            return chr(v) if chars else strings.get(v, f"#{v:x}")
+
+        out = []
+        for s, x, y in zip(slots.tolist(), a.tolist(), b.tolist()):
+            if s < self.slot_types:
+                what, c, o1, o2 = self.window_names[s]
                 lab = "C" if c == 0 else f"C{c}"
                 if what == "unit":
-                    names.append(f"{lab}[{a}]={decode.unit(c, t0, T, r - t0 + a)}")
+                    out.append(f"{lab}[{o1}]={unit(x)}")
                 else:
-                    sep = "" if units.kind == "chars" else "|"
-                    names.append(f"{lab}[{a}]{lab}[{b}]="
-                                 f"{decode.unit(c, t0, T, r - t0 + a)}{sep}"
-                                 f"{decode.unit(c, t0, T, r - t0 + b)}")
+                    out.append(f"{lab}[{o1}]{lab}[{o2}]={unit(x)}{sep}{unit(y)}")
             elif s < self.slot_attrs:
                 o = self.type_offsets[s - self.slot_types]
-                seq = int(np.searchsorted(units.offsets, r, side="right") - 1)
-                t0, T = units.offsets[seq], units.lengths[seq]
-                p = r - t0 + o
-                typ = ((CHAR_TYPES + (_MIXED,))[units.type_of[t0 + p]]
-                       if 0 <= p < T else ("<s>" if p < 0 else "</s>"))
-                names.append(f"T[{o}]={typ}")
+                typ = type_names[x] if x < H.PAD else (
+                    "<s>" if x - H.PAD < 1000 else "</s>")
+                out.append(f"T[{o}]={typ}")
             elif s < self.slot_flags:
-                k = s - self.slot_attrs
-                names.append(f"{_WORD_ATTRS[k]}={decode.attr(r, k)}")
+                out.append(f"{_WORD_ATTRS[s - self.slot_attrs]}={strings.get(x, '?')}")
             elif s < self.slot_dict:
-                names.append(_WORD_FLAGS[s - self.slot_flags])
+                out.append(_WORD_FLAGS[s - self.slot_flags])
             elif s < self.slot_bias:
                 k, part = divmod(s - self.slot_dict, 3)
-                names.append(f"dict_{('begin', 'end', 'mid')[part]}_len{k + 1}")
+                out.append(f"dict_{('begin', 'end', 'mid')[part]}_len{k + 1}")
             else:
-                names.append("bias")
-        return names
-
-
-class _Decoder:
-    def __init__(self, units):
-        self.units = units
-        self._attrs = None
-
-    def unit(self, c, t0, T, p):
-        if p < 0:
-            return f"<s{p}>"
-        if p >= T:
-            return f"</s+{p - T + 1}>"
-        if self.units.kind == "chars":
-            return chr(int(self.units.ids[0, t0 + p]))
-        uniq, inv = self.units.strings[c]
-        return uniq[inv[t0 + p]]
-
-    def attr(self, r, k):
-        uniq, inv = self.units.strings[0]
-        return _attr_strings(uniq[inv[r]])[k]
+                out.append("bias")
+        return out
 
 
 def _attr_strings(w):
@@ -570,8 +592,21 @@ def _attr_strings(w):
     return (lw, w[:1], w[:2], w[:3], w[-1:], w[-2:], w[-3:], word_shape(w))
 
 
+def _id_strings(units):
+    """Stable id -> string for every token string and word attribute of ``units``."""
+    out = {}
+    for uniq, _ in units.strings:
+        out.update(zip(map(_stable_id, uniq), uniq))
+    for w in units.strings[0][0]:
+        for part in _attr_strings(w):
+            out[_stable_id(part)] = part
+    return out
+
+
 def _word_attributes(units):
     """Per-token word attributes (hashed ids) and flags, computed per unique word."""
+    if getattr(units, "_word_attrs", None) is not None:
+        return units._word_attrs
     uniq, inv = units.strings[0]
     n_attr = len(_WORD_ATTRS)
     uattr = np.zeros((len(uniq), n_attr), dtype=np.int64)
@@ -583,6 +618,5 @@ def _word_attributes(units):
         for k, part in enumerate(parts):
             uattr[i, k] = _stable_id(part)
         uflag[i] = (w.istitle(), w.isupper(), any(c.isdigit() for c in w))
-    if not len(inv):
-        return np.zeros((0, n_attr), np.int64), np.zeros((0, len(_WORD_FLAGS)), np.int8)
-    return uattr[inv], uflag[inv]
+    units._word_attrs = uattr[inv], uflag[inv]
+    return units._word_attrs

@@ -293,25 +293,36 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
 
 
 @njit(**_JIT)
-def _objective_serial(bounds, indptr, indices, data, offsets, weights, W, A,
+def _objective_serial(bounds, indptr, indices, data, offsets, weights, WG, A,
                       start, end, expA, exp_start, exp_end, shifts,
-                      gW, gA, gS, gE, logz_out):
+                      gA, gS, gE, logz_out):
+    """Run the chunks one after the other.
+
+    ``WG`` has shape (n_chunks, n_features, 2 * n_labels): chunk ``c`` reads
+    its copy of the state weights from ``WG[c, :, :L]`` and accumulates its
+    expected counts into ``WG[c, :, L:]``. Keeping a feature's weights and
+    gradient side by side means the gradient pass finds the row in cache
+    right after the emission pass touched it.
+    """
+    L = A.shape[0]
     for c in range(bounds.size - 1):
         _objective_chunk(bounds[c], bounds[c + 1], indptr, indices, data,
-                         offsets, weights, W, A, start, end, expA, exp_start,
-                         exp_end, shifts,
-                         gW[c], gA[c], gS[c], gE[c], logz_out)
+                         offsets, weights, WG[c, :, :L], A, start, end, expA,
+                         exp_start, exp_end, shifts,
+                         WG[c, :, L:], gA[c], gS[c], gE[c], logz_out)
 
 
 @njit(parallel=True, **_JIT)
-def _objective_parallel(bounds, indptr, indices, data, offsets, weights, W, A,
+def _objective_parallel(bounds, indptr, indices, data, offsets, weights, WG, A,
                         start, end, expA, exp_start, exp_end, shifts,
-                        gW, gA, gS, gE, logz_out):
+                        gA, gS, gE, logz_out):
+    """The chunks in parallel, one per thread (see ``_objective_serial``)."""
+    L = A.shape[0]
     for c in prange(bounds.size - 1):
         _objective_chunk(bounds[c], bounds[c + 1], indptr, indices, data,
-                         offsets, weights, W, A, start, end, expA, exp_start,
-                         exp_end, shifts,
-                         gW[c], gA[c], gS[c], gE[c], logz_out)
+                         offsets, weights, WG[c, :, :L], A, start, end, expA,
+                         exp_start, exp_end, shifts,
+                         WG[c, :, L:], gA[c], gS[c], gE[c], logz_out)
 
 
 # --------------------------------------------------------------------------
@@ -319,32 +330,35 @@ def _objective_parallel(bounds, indptr, indices, data, offsets, weights, W, A,
 # --------------------------------------------------------------------------
 @njit(**_JIT)
 def _scatter_serial(values, positions, flat):
-    for k in range(positions.size):
-        flat[positions[k]] = values[k]
+    """flat[c, positions[k]] = values[k] for every chunk c."""
+    for c in range(flat.shape[0]):
+        for k in range(positions.size):
+            flat[c, positions[k]] = values[k]
 
 
 @njit(parallel=True, **_JIT)
 def _scatter_parallel(values, positions, flat):
     for k in prange(positions.size):
-        flat[positions[k]] = values[k]
+        for c in range(flat.shape[0]):
+            flat[c, positions[k]] = values[k]
 
 
 @njit(**_JIT)
-def _gather_sum_serial(buffers, positions, out):
-    """out[k] = sum_c buffers[c, positions[k]]."""
+def _gather_sum_serial(flat, positions, out):
+    """out[k] = sum over chunks c of flat[c, positions[k]]."""
     for k in range(positions.size):
         acc = 0.0
-        for c in range(buffers.shape[0]):
-            acc += buffers[c, positions[k]]
+        for c in range(flat.shape[0]):
+            acc += flat[c, positions[k]]
         out[k] = acc
 
 
 @njit(parallel=True, **_JIT)
-def _gather_sum_parallel(buffers, positions, out):
+def _gather_sum_parallel(flat, positions, out):
     for k in prange(positions.size):
         acc = 0.0
-        for c in range(buffers.shape[0]):
-            acc += buffers[c, positions[k]]
+        for c in range(flat.shape[0]):
+            acc += flat[c, positions[k]]
         out[k] = acc
 
 

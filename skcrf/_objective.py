@@ -57,13 +57,16 @@ class ParameterLayout:
     def transition(self):
         return self._slices[1]
 
-    def unpack(self, theta, W=None, parallel=False):
-        """Dense (W, A, start, end) from a parameter vector."""
+    def unpack(self, theta):
+        """Dense ``(W, A, start, end)`` from a parameter vector; W is (n_features, n_labels)."""
         L = self.n_labels
-        if W is None:
-            W = np.zeros((self.n_features, L))
-        scatter = K._scatter_parallel if parallel else K._scatter_serial
-        scatter(np.ascontiguousarray(theta[self.state]), self.state_pos, W.reshape(-1))
+        W = np.zeros((self.n_features, L))
+        W.reshape(-1)[self.state_pos] = theta[self.state]
+        A, start, end = self.unpack_transitions(theta)
+        return W, A, start, end
+
+    def unpack_transitions(self, theta):
+        L = self.n_labels
         A = self.A_fixed.copy()
         A.reshape(-1)[self.trans_pos] = theta[self.transition]
         if self.start_end:
@@ -72,7 +75,7 @@ class ParameterLayout:
         else:
             start = np.zeros(L)
             end = np.zeros(L)
-        return W, A, start, end
+        return A, start, end
 
     def pack(self, W, A, start, end):
         """Parameter vector from dense weights (entries without a parameter are dropped)."""
@@ -83,19 +86,6 @@ class ParameterLayout:
             theta[self._slices[2]] = start
             theta[self._slices[3]] = end
         return theta
-
-    def pack_gradient(self, gW_flat_chunks, gA, gS, gE, parallel=False):
-        """Gradient vector from per-chunk dense expected counts (summed here)."""
-        g = np.empty(self.n_params)
-        gather = K._gather_sum_parallel if parallel else K._gather_sum_serial
-        out = np.empty(self.state_pos.size)
-        gather(gW_flat_chunks, self.state_pos, out)
-        g[self.state] = out
-        g[self.transition] = gA.reshape(-1)[self.trans_pos]
-        if self.start_end:
-            g[self._slices[2]] = gS
-            g[self._slices[3]] = gE
-        return g
 
 
 def chunk_bounds(offsets, indptr, n_labels, n_chunks):
@@ -163,32 +153,41 @@ class CRFObjective:
         self.layout = layout
         self.c2 = float(c2)
         X = seqs.X
+        F, L = layout.n_features, layout.n_labels
         self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         self.data = np.ascontiguousarray(X.data, dtype=np.float64)
         self.offsets = np.ascontiguousarray(seqs.offsets, dtype=np.int64)
         self.weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        self.empirical = self._empirical_counts(indices, y)
+        # Kernel-side feature order: most frequent first, so the rows that
+        # nearly every token touches share a few cache lines and pages.
+        freq = np.bincount(indices, minlength=F)
+        rank = np.empty(F, dtype=np.int64)
+        rank[np.argsort(-freq, kind="stable")] = np.arange(F)
+        self.indices = rank[indices].astype(np.int32)
+        f, lab = np.divmod(layout.state_pos, L)
+        self._wpos = rank[f] * (2 * L) + lab   # weight of (f, lab) in WG[c]
+        self._gpos = self._wpos + L             # its expected count in WG[c]
         self.n_threads = int(n_threads)
-        L = layout.n_labels
         self.bounds = chunk_bounds(self.offsets, self.indptr, L, self.n_threads)
         n_chunks = self.bounds.size - 1
         self.parallel = n_chunks > 1
-        # reusable buffers: dense weights and one gradient buffer per chunk
-        self._W = np.zeros((layout.n_features, L))
-        self._gW = np.zeros((n_chunks, layout.n_features, L))
+        # buffers reused by every evaluation
+        self._WG = np.zeros((n_chunks, F, 2 * L))
         self._gA = np.zeros((n_chunks, L, L))
         self._gS = np.zeros((n_chunks, L))
         self._gE = np.zeros((n_chunks, L))
+        self._g_state = np.zeros(layout.state_pos.size)
         self._logz = np.zeros(self.offsets.size - 1)
-        self.empirical = self._empirical_counts(seqs, y)
         self.n_evals = 0
 
-    def _empirical_counts(self, seqs, y):
+    def _empirical_counts(self, indices, y):
         lay = self.layout
         L = lay.n_labels
         counts = np.zeros((lay.n_features, L))
         seen = np.zeros((lay.n_features, L), dtype=np.bool_)
-        K._state_counts(self.indptr, self.indices, self.data, self.offsets, y,
+        K._state_counts(self.indptr, indices, self.data, self.offsets, y,
                         self.weights, L, counts, seen)
         token_w = np.repeat(self.weights, np.diff(self.offsets))
         A = np.zeros((L, L))
@@ -211,16 +210,26 @@ class CRFObjective:
     def __call__(self, theta):
         """Return ``(f(theta), gradient)``."""
         lay = self.layout
-        W, A, start, end = lay.unpack(theta, self._W, self.parallel)
+        n_chunks = self._WG.shape[0]
+        WG_flat = self._WG.reshape(n_chunks, -1)
+        scatter = K._scatter_parallel if self.parallel else K._scatter_serial
+        gather = K._gather_sum_parallel if self.parallel else K._gather_sum_serial
+        scatter(np.ascontiguousarray(theta[lay.state]), self._wpos, WG_flat)
+        A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
         kernel = K._objective_parallel if self.parallel else K._objective_serial
         kernel(self.bounds, self.indptr, self.indices, self.data, self.offsets,
-               self.weights, W, A, start, end, expA, exp_start, exp_end, shifts,
-               self._gW, self._gA, self._gS, self._gE, self._logz)
-        n_chunks = self._gW.shape[0]
-        expected = lay.pack_gradient(
-            self._gW.reshape(n_chunks, -1), self._gA.sum(axis=0),
-            self._gS.sum(axis=0), self._gE.sum(axis=0), self.parallel)
+               self.weights, self._WG, A, start, end, expA, exp_start, exp_end,
+               shifts, self._gA, self._gS, self._gE, self._logz)
+        gather(WG_flat, self._gpos, self._g_state)
+        expected = np.empty(lay.n_params)
+        expected[lay.state] = self._g_state
+        expected[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
+        if lay.start_end:
+            L = lay.n_labels
+            n_state_trans = lay.n_params - 2 * L
+            expected[n_state_trans:n_state_trans + L] = self._gS.sum(axis=0)
+            expected[n_state_trans + L:] = self._gE.sum(axis=0)
         # elementwise sums, not BLAS dot products: BLAS threads spin after a
         # call and would compete with the kernels' threads
         f = float(np.sum(self.weights * self._logz) - np.sum(theta * self.empirical)
