@@ -105,14 +105,17 @@ def build_lookup(keys, table):
 
 @njit(**_JIT)
 def keys_to_csr(keys, table):
-    """CSR (indptr, indices) of the known keys of each row, columns sorted, unique."""
+    """CSR (indptr, indices) of the known keys of each row.
+
+    Columns within a row are unique (distinct keys have distinct columns, and
+    a row never holds one key twice) but not sorted: the kernels do not need
+    sorted rows, and sorting would double the cost.
+    """
     n_rows, n_slots = keys.shape
-    cols = np.empty(n_slots, dtype=np.int64)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     indices = np.empty(n_rows * n_slots, dtype=np.int32)
     nnz = 0
     for r in range(n_rows):
-        n = 0
         for s in range(n_slots):
             k = keys[r, s]
             if k == np.uint64(0):
@@ -120,20 +123,8 @@ def keys_to_csr(keys, table):
             i = _probe(table, k)
             if table[i, 0] == np.uint64(0):
                 continue
-            c = np.int64(table[i, 1])
-            # insertion into the sorted prefix, skipping duplicates
-            pos = n
-            while pos > 0 and cols[pos - 1] > c:
-                pos -= 1
-            if pos > 0 and cols[pos - 1] == c:
-                continue
-            for q in range(n, pos, -1):
-                cols[q] = cols[q - 1]
-            cols[pos] = c
-            n += 1
-        for q in range(n):
-            indices[nnz + q] = cols[q]
-        nnz += n
+            indices[nnz] = np.int32(table[i, 1])
+            nnz += 1
         indptr[r + 1] = nnz
     return indptr, indices[:nnz].copy()
 
@@ -201,35 +192,40 @@ def _step(h, cp):
 
 @njit(**_JIT)
 def hash_words(cps, word_offsets, table):
-    """Insert the rolling hash of each dictionary word into ``table``."""
+    """Insert every dictionary word and each of its prefixes into ``table``
+    (width 2: rolling hash, 1 for a whole word / 0 for a prefix only)."""
     for w in range(word_offsets.size - 1):
         h = np.uint64(0x12345)
         for p in range(word_offsets[w], word_offsets[w + 1]):
             h = _step(h, cps[p])
-        if h == np.uint64(0):
-            h = np.uint64(1)
-        i = _probe(table, h)
-        table[i, 0] = h
+            hk = h if h != np.uint64(0) else np.uint64(1)
+            i = _probe(table, hk)
+            table[i, 0] = hk
+            if p == word_offsets[w + 1] - 1:
+                table[i, 1] = np.uint64(1)
 
 
 @njit(**_JIT)
-def dictionary_flags(cps, offsets, table, max_len, cap, flags):
+def dictionary_flags(cps, offsets, table, cap, flags):
     """Mark dictionary matches: ``flags[t, 3 * (k - 1) + {0, 1, 2}]`` for
     "a word of (capped) length k begins / ends / passes through t".
 
-    Every match of every length up to ``max_len`` is found (not greedy
-    maximum matching); matches never cross sequence boundaries.
+    Every match of every length is found (not greedy maximum matching): from
+    each position the scan extends while the text so far is a prefix of some
+    dictionary word. Matches never cross sequence boundaries.
     """
     for s in range(offsets.size - 1):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
         for t in range(T):
             h = np.uint64(0x12345)
-            for k in range(1, min(max_len, T - t) + 1):
+            for k in range(1, T - t + 1):
                 h = _step(h, cps[t0 + t + k - 1])
                 hk = h if h != np.uint64(0) else np.uint64(1)
                 i = _probe(table, hk)
-                if table[i, 0] == hk:
+                if table[i, 0] != hk:
+                    break  # no dictionary word starts with this text
+                if table[i, 1] == np.uint64(1):
                     kk = min(k, cap) - 1
                     flags[t0 + t, 3 * kk] = 1
                     flags[t0 + t + k - 1, 3 * kk + 1] = 1

@@ -237,7 +237,7 @@ class SequenceFeaturizer(TransformerMixin, BaseEstimator):
             (np.ones(indices.size), indices, indptr),
             shape=(keys.shape[0], self.n_features_out_),
         )
-        return Sequences(X, units.lengths)
+        return Sequences._from_unique_csr(X, units.lengths)
 
     def get_feature_names_out(self, input_features=None):
         """Readable names of the output columns (``"C[-1]C[0]=上海"``, ``"dict_begin_len3"``)."""
@@ -454,19 +454,18 @@ class _Templates:
         self.bias = bias
         self.dict_cap = dict_cap
         self.dict_table = None
-        self.dict_max_len = 0
         if dictionary is not None:
             words = [w for w in dictionary if isinstance(w, str) and w]
             bad = [w for w in dictionary if not isinstance(w, str)]
             if bad:
                 raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
-            self.dict_table = H.new_table(len(words), width=1)
+            n_prefixes = sum(len(w) for w in words)
+            self.dict_table = H.new_table(n_prefixes, width=2)
             if words:
                 cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"),
                                     dtype=np.uint32).astype(np.int64)
                 wl = np.array([len(w) for w in words], dtype=np.int64)
                 H.hash_words(cps, np.concatenate([[0], np.cumsum(wl)]), self.dict_table)
-                self.dict_max_len = int(wl.max())
         # slot layout: window | types | word attrs | flags | dictionary | bias
         n_win = len(names)
         self.slot_types = n_win
@@ -498,7 +497,7 @@ class _Templates:
         if self.dict_table is not None:
             flags = np.zeros((units.n_tokens, 3 * self.dict_cap), dtype=np.int8)
             H.dictionary_flags(units.ids[0], units.offsets, self.dict_table,
-                               self.dict_max_len, self.dict_cap, flags)
+                               self.dict_cap, flags)
             H.flag_keys(flags, tid[self.slot_dict:self.slot_bias], keys, self.slot_dict)
         if self.bias:
             keys[:, self.slot_bias] = H.mix(tid[self.slot_bias], 0, 0)

@@ -50,7 +50,17 @@ class Sequences:
     """
 
     def __init__(self, X, lengths):
-        X = _as_float_csr(X, "X")
+        self._set(_as_float_csr(X, "X"), lengths)
+
+    @classmethod
+    def _from_unique_csr(cls, X, lengths):
+        """Wrap a float64 CSR matrix known to hold no duplicate entries
+        (rows need not be sorted) without re-checking it."""
+        obj = cls.__new__(cls)
+        obj._set(X, lengths)
+        return obj
+
+    def _set(self, X, lengths):
         lengths = np.asarray(lengths)
         if lengths.ndim != 1:
             raise ValueError(f"lengths must be 1-D, got shape {lengths.shape}.")
@@ -245,7 +255,7 @@ class Sequences:
         return {"X": self.X, "lengths": self.lengths}
 
     def __setstate__(self, state):
-        self.__init__(state["X"], state["lengths"])
+        self._set(state["X"], state["lengths"])
 
 
 def _as_float_csr(X, name):
