@@ -1,6 +1,6 @@
 """skcrf: a scikit-learn compatible linear-chain conditional random field."""
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from ._crf import LinearChainCRF
 from ._featurizer import SequenceFeaturizer

@@ -17,6 +17,7 @@ from ._objective import (
     resolve_n_threads,
     transform_exp,
 )
+from ._persistence import VersionedPickleMixin
 from ._sklearn_compat import Interval, _fit_context
 from ._validation import check_labels, check_sample_weight, check_sequences
 
@@ -37,7 +38,7 @@ def _numba_threads(n):
         numba.set_num_threads(old)
 
 
-class LinearChainCRF(BaseEstimator):
+class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     r"""Linear-chain conditional random field trained by L2-penalised likelihood.
 
     The model scores a label sequence :math:`y` for token features
@@ -178,7 +179,7 @@ class LinearChainCRF(BaseEstimator):
         L, F = classes.size, seqs.n_features
         n_threads = resolve_n_threads(self.n_jobs)
 
-        layout = self._make_layout(seqs, y_idx, L)
+        layout = self._make_layout(seqs, y_idx, L, weights)
         objective = CRFObjective(seqs, y_idx, layout, self.c2, weights, n_threads)
 
         theta0 = np.zeros(layout.n_params)
@@ -212,8 +213,11 @@ class LinearChainCRF(BaseEstimator):
         self.loss_curve_ = history
         return self
 
-    def _make_layout(self, seqs, y_idx, L):
+    def _make_layout(self, seqs, y_idx, L, weights=None):
+        """Which weights are parameters: (feature, label) and label pairs seen in
+        sequences of positive weight, unless all_possible_* say otherwise."""
         F = seqs.n_features
+        weights = np.ones(len(seqs)) if weights is None else weights
         if self.all_possible_states:
             state_pos = np.arange(F * L, dtype=np.int64)
         else:
@@ -223,7 +227,7 @@ class LinearChainCRF(BaseEstimator):
                 np.ascontiguousarray(seqs.X.indptr, dtype=np.int64),
                 np.ascontiguousarray(seqs.X.indices, dtype=np.int32),
                 np.ascontiguousarray(seqs.X.data, dtype=np.float64),
-                seqs.offsets, y_idx, np.ones(len(seqs)), L, counts, seen)
+                seqs.offsets, y_idx, weights, L, counts, seen)
             state_pos = np.flatnonzero(seen.reshape(-1))
         if self.all_possible_transitions:
             trans_pos = np.arange(L * L, dtype=np.int64)
@@ -231,7 +235,8 @@ class LinearChainCRF(BaseEstimator):
             lengths = seqs.lengths
             first = np.zeros(y_idx.size, dtype=bool)
             first[seqs.offsets[:-1][lengths > 0]] = True
-            keep = ~first[1:]
+            positive = np.repeat(weights > 0, lengths)
+            keep = ~first[1:] & positive[1:]
             pairs = y_idx[:-1][keep].astype(np.int64) * L + y_idx[1:][keep]
             trans_pos = np.unique(pairs)
         return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions)
@@ -315,9 +320,59 @@ class LinearChainCRF(BaseEstimator):
             return 0.0
         return float(np.average(correct, weights=w))
 
+    # ------------------------------------------------------------ inspection
+    def top_features(self, feature_names=None, k=10, negative=False):
+        """The strongest state weights of each label.
+
+        Parameters
+        ----------
+        feature_names : array-like of str, shape (n_features,), default=None
+            E.g. ``featurizer.get_feature_names_out()``; column numbers if None.
+        k : int, default=10
+        negative : bool, default=False
+            List the most negative weights instead of the most positive.
+
+        Returns
+        -------
+        top : dict
+            ``label -> [(feature_name, weight), ...]``, strongest first.
+        """
+        check_is_fitted(self)
+        if feature_names is None:
+            feature_names = np.arange(self.n_features_in_)
+        feature_names = np.asarray(feature_names)
+        if feature_names.shape != (self.n_features_in_,):
+            raise ValueError(
+                f"feature_names has shape {feature_names.shape}; expected "
+                f"({self.n_features_in_},)."
+            )
+        k = int(k)
+        out = {}
+        for lab, w in zip(self.classes_.tolist(), self.coef_):
+            order = np.argsort(w if negative else -w, kind="stable")[:k]
+            order = order[w[order] != 0]
+            out[lab] = [(feature_names[i].item() if hasattr(feature_names[i], "item")
+                         else feature_names[i], float(w[i])) for i in order]
+        return out
+
+    @property
+    def transitions_(self):
+        """Transition weights as a labelled table ``{from_label: {to_label: weight}}``,
+        with ``"<start>"`` / ``"<end>"`` rows and columns for the start / end weights."""
+        check_is_fitted(self)
+        labels = self.classes_.tolist()
+        table = {a: {b: float(self.transition_coef_[i, j]) for j, b in enumerate(labels)}
+                 for i, a in enumerate(labels)}
+        table["<start>"] = {b: float(w) for b, w in zip(labels, self.start_coef_)}
+        for a, w in zip(labels, self.end_coef_):
+            table[a]["<end>"] = float(w)
+        return table
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
+        # Not declared a classifier on purpose: scikit-learn would then split
+        # ``cv=5`` with StratifiedKFold, which cannot stratify label sequences.
+        # Plain KFold over sequences is what a sequence labeller needs.
         tags.input_tags.two_d_array = False
         tags.target_tags.required = True
         tags.target_tags.single_output = False

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _feature_hashing as H
+from ._persistence import VersionedPickleMixin
 from ._sequences import Sequences
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 
@@ -86,7 +87,7 @@ def _stable_id(s):
     return int.from_bytes(h, "little") >> 2 or 1
 
 
-class SequenceFeaturizer(TransformerMixin, BaseEstimator):
+class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     """Turn raw sequences into CRF features (a :class:`Sequences`).
 
     A sequence is a ``str`` (its units are characters: Chinese word

@@ -368,14 +368,16 @@ def _gather_sum_parallel(flat, positions, out):
 @njit(**_JIT)
 def _state_counts(indptr, indices, data, offsets, y, weights, n_labels,
                   counts, seen):
-    """Empirical state counts counts[f, y_t] += w_s * x_tf; seen[f, y_t] = True."""
+    """Empirical state counts counts[f, y_t] += w_s * x_tf; seen[f, y_t] = True
+    for pairs that occur in a sequence of positive weight."""
     for s in range(offsets.size - 1):
         w = weights[s]
         for t in range(offsets[s], offsets[s + 1]):
             lab = y[t]
             for p in range(indptr[t], indptr[t + 1]):
                 counts[indices[p], lab] += w * data[p]
-                seen[indices[p], lab] = True
+                if w > 0.0:
+                    seen[indices[p], lab] = True
 
 
 # --------------------------------------------------------------------------

@@ -44,6 +44,19 @@ def check_sequences(X, n_features=None, what="X"):
             f"{what} must be a Sequences or a list of per-sequence 2-D arrays, "
             f"got {type(X).__name__}."
         )
+    ind = seqs.X.indices
+    if ind.size and (ind.min() < 0 or ind.max() >= seqs.n_features):
+        bad = int(np.flatnonzero((ind < 0) | (ind >= seqs.n_features))[0])
+        row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
+        seq = int(np.searchsorted(seqs.offsets, row, side="right") - 1)
+        raise ValueError(
+            f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has column "
+            f"index {ind[bad]}, outside [0, {seqs.n_features})."
+        )
+    try:
+        seqs.X.check_format(full_check=True)
+    except ValueError as exc:
+        raise ValueError(f"{what}: malformed sparse matrix ({exc}).") from None
     data = seqs.X.data
     if data.size and not np.isfinite(data).all():
         bad = int(np.flatnonzero(~np.isfinite(data))[0])
@@ -74,6 +87,12 @@ def check_labels(y, lengths, what="y"):
         raise TypeError(
             f"{what} must be a list of label sequences, got {type(y).__name__}."
         )
+    for i, seq in enumerate(y):
+        if isinstance(seq, (str, bytes, numbers.Number, np.generic)) or seq is None:
+            raise TypeError(
+                f"{what}[{i}] is a single label ({seq!r}); {what} must be a list "
+                "of label sequences, one list per sequence."
+            )
     if len(y) != len(lengths):
         raise ValueError(
             f"X has {len(lengths)} sequences but {what} has {len(y)} label sequences."

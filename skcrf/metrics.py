@@ -1,6 +1,8 @@
-"""Sequence-labelling metrics: token / sequence accuracy and exact-span F1."""
+"""Sequence-labelling metrics: token / sequence accuracy, exact-span F1,
+word segmentation scores, and scorers for ``scoring=``."""
 
 import numpy as np
+from sklearn.metrics import make_scorer
 
 __all__ = [
     "tags_to_spans",
@@ -8,7 +10,12 @@ __all__ = [
     "sequence_accuracy",
     "span_precision_recall_fscore",
     "span_f1_score",
+    "span_classification_report",
     "segmentation_scores",
+    "make_span_f1_scorer",
+    "token_accuracy_scorer",
+    "sequence_accuracy_scorer",
+    "segmentation_f1_scorer",
 ]
 
 # each scheme's prefixes, mapped to conlleval's roles:
@@ -128,25 +135,91 @@ def sequence_accuracy(y_true, y_pred):
     return float(np.mean([list(a) == list(b) for a, b in zip(y_true, y_pred)]))
 
 
-def span_precision_recall_fscore(y_true, y_pred, scheme="BIO"):
-    """Micro-averaged exact-span precision, recall and F1 over all entities."""
+def _span_counts(y_true, y_pred, scheme):
+    """Per entity type: (n_true, n_pred, n_correct)."""
     _check_pairs(y_true, y_pred)
-    n_true = n_pred = n_ok = 0
+    counts = {}
     for a, b in zip(y_true, y_pred):
         ta = set(tags_to_spans(len(a), list(a), scheme))
         tb = set(tags_to_spans(len(b), list(b), scheme))
-        n_true += len(ta)
-        n_pred += len(tb)
-        n_ok += len(ta & tb)
+        for typ, *_ in ta:
+            counts.setdefault(typ, [0, 0, 0])[0] += 1
+        for typ, *_ in tb:
+            counts.setdefault(typ, [0, 0, 0])[1] += 1
+        for typ, *_ in ta & tb:
+            counts[typ][2] += 1
+    return counts
+
+
+def _prf(n_true, n_pred, n_ok):
     p = n_ok / n_pred if n_pred else 0.0
     r = n_ok / n_true if n_true else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def span_f1_score(y_true, y_pred, scheme="BIO"):
-    """Micro-averaged exact-span F1 (conlleval's overall FB1, as a fraction)."""
-    return span_precision_recall_fscore(y_true, y_pred, scheme)[2]
+def span_precision_recall_fscore(y_true, y_pred, scheme="BIO", average="micro"):
+    """Exact-span precision, recall and F1 (conlleval's definition).
+
+    An entity is right when its type, start and end all match.
+
+    Parameters
+    ----------
+    y_true, y_pred : list of list of str
+    scheme : {"BIO", "BIOES", "BIOUL", "BMES"}, default="BIO"
+    average : {"micro", "macro", None}, default="micro"
+        ``"micro"`` pools all entities; ``"macro"`` averages the per-type
+        scores (types seen in either gold or prediction); ``None`` returns a
+        dict ``type -> (precision, recall, f1, support)``.
+
+    Returns
+    -------
+    (precision, recall, f1) or dict
+    """
+    counts = _span_counts(y_true, y_pred, scheme)
+    if average is None:
+        return {t: _prf(*c) + (c[0],) for t, c in sorted(counts.items())}
+    if average == "micro":
+        tot = np.array(list(counts.values()) or [[0, 0, 0]]).sum(axis=0)
+        return _prf(*tot)
+    if average == "macro":
+        if not counts:
+            return 0.0, 0.0, 0.0
+        per = np.array([_prf(*c) for c in counts.values()])
+        return tuple(float(v) for v in per.mean(axis=0))
+    raise ValueError(f"average must be 'micro', 'macro' or None, got {average!r}.")
+
+
+def span_f1_score(y_true, y_pred, scheme="BIO", average="micro"):
+    """Exact-span F1 (micro: conlleval's overall FB1, as a fraction)."""
+    return span_precision_recall_fscore(y_true, y_pred, scheme, average)[2]
+
+
+def span_classification_report(y_true, y_pred, scheme="BIO", digits=4):
+    """Text report: per-type precision / recall / F1 / support, micro and macro averages."""
+    per = span_precision_recall_fscore(y_true, y_pred, scheme, average=None)
+    width = max([len(t) for t in per] + [len("micro avg")])
+    head = f"{'':>{width}}  {'precision':>9}  {'recall':>9}  {'f1-score':>9}  {'support':>7}"
+    lines = [head, ""]
+    fmt = "{:>{w}}  {:>9.{d}f}  {:>9.{d}f}  {:>9.{d}f}  {:>7}"
+    for t, (p, r, f, n) in per.items():
+        lines.append(fmt.format(t or "(word)", p, r, f, n, w=width, d=digits))
+    total = sum(v[3] for v in per.values())
+    lines.append("")
+    for avg in ("micro", "macro"):
+        p, r, f = span_precision_recall_fscore(y_true, y_pred, scheme, average=avg)
+        lines.append(fmt.format(f"{avg} avg", p, r, f, total, w=width, d=digits))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------- scorers
+def make_span_f1_scorer(scheme="BIO", average="micro"):
+    """A scorer for ``scoring=``: exact-span F1 of ``estimator.predict(X)``.
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> scorer = make_span_f1_scorer("BIO")
+    """
+    _check_scheme(scheme)
+    return make_scorer(span_f1_score, scheme=scheme, average=average)
 
 
 def _word_spans(words):
@@ -221,3 +294,11 @@ def segmentation_scores(gold_words, pred_words, train_words=None):
                    oov_recall=n_oov_ok / n_oov if n_oov else 0.0,
                    iv_recall=n_iv_ok / n_iv if n_iv else 0.0)
     return out
+
+
+#: scorer: fraction of tokens labelled right
+token_accuracy_scorer = make_scorer(token_accuracy)
+#: scorer: fraction of sequences labelled entirely right
+sequence_accuracy_scorer = make_scorer(sequence_accuracy)
+#: scorer: word F1 of BMES character tags (equals segmentation_scores' F1)
+segmentation_f1_scorer = make_span_f1_scorer("BMES")

@@ -1,0 +1,29 @@
+"""Pickle / joblib support: fitted estimators hold only arrays and small metadata."""
+
+import warnings
+
+from ._version import __version__
+
+
+class SkcrfVersionWarning(UserWarning):
+    """A model was pickled by another skcrf version than the one loading it."""
+
+
+class VersionedPickleMixin:
+    """Record the skcrf version in the pickle and warn when it differs on load."""
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_skcrf_version"] = __version__
+        return state
+
+    def __setstate__(self, state):
+        saved = state.pop("_skcrf_version", "unknown")
+        if saved != __version__:
+            warnings.warn(
+                f"Loading a {type(self).__name__} saved with skcrf {saved} into skcrf "
+                f"{__version__}: this may break or give different results. Refit "
+                "the model with this version if you can.",
+                SkcrfVersionWarning, stacklevel=2,
+            )
+        super().__setstate__(state)

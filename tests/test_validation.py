@@ -1,0 +1,151 @@
+"""Bad input is refused with an error naming what and where; edge cases work."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
+
+
+def X3():
+    return [np.eye(3), np.ones((2, 3)), np.eye(3)[:1]]
+
+
+Y3 = [["a", "b", "c"], ["a", "b"], ["c"]]
+
+
+def test_x_and_y_lengths_differ():
+    with pytest.raises(ValueError, match="3 sequences but y has 2"):
+        LinearChainCRF().fit(X3(), Y3[:2])
+
+
+def test_label_sequence_length_differs():
+    with pytest.raises(ValueError, match=r"y\[1\] has 3 labels but sequence 1 has 2"):
+        LinearChainCRF().fit(X3(), [Y3[0], ["a", "b", "c"], Y3[2]])
+
+
+def test_flat_label_list():
+    with pytest.raises(TypeError, match=r"y\[0\] is a single label"):
+        LinearChainCRF().fit([np.eye(3)], ["a", "b", "c"])
+
+
+def test_mixed_label_types():
+    with pytest.raises(TypeError, match=r"y\[1\]\[0\]"):
+        LinearChainCRF().fit(X3(), [["a", "b", "c"], [1, 2], ["c"]])
+    with pytest.raises(TypeError, match=r"y\[2\]\[0\] = 1.5"):
+        LinearChainCRF().fit(X3(), [[1, 2, 3], [1, 2], [1.5]])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_features(bad):
+    X = X3()
+    X[1][1, 2] = bad
+    with pytest.raises(ValueError, match="sequence 1, position 1"):
+        LinearChainCRF().fit(X, Y3)
+
+
+@pytest.mark.parametrize("bad_index", [-1, 3, 99])
+def test_column_index_out_of_range(bad_index):
+    m = sp.csr_matrix(np.eye(3))
+    m.indices[2] = bad_index
+    with pytest.raises(ValueError, match="sequence 1, position 2 has column index"):
+        LinearChainCRF().fit([sp.csr_matrix(np.eye(3)), m], [["a"] * 3, ["b"] * 3])
+
+
+def test_feature_count_differs_at_predict():
+    crf = LinearChainCRF().fit(X3(), Y3)
+    with pytest.raises(ValueError, match="has 4 features, but the model was fitted with 3"):
+        crf.predict([np.ones((2, 4))])
+    with pytest.raises(ValueError, match="Sequence 1 has 2 features"):
+        crf.predict([np.ones((2, 3)), np.ones((1, 2))])
+
+
+@pytest.mark.parametrize("params", [dict(c2=-1.0), dict(max_iter=0), dict(tol=-1),
+                                    dict(n_jobs="all"), dict(all_possible_states="yes")])
+def test_unknown_parameter_values(params):
+    with pytest.raises(ValueError):
+        LinearChainCRF(**params).fit(X3(), Y3)
+
+
+def test_featurizer_rejects_none_and_non_str_units():
+    with pytest.raises(TypeError, match=r"X\[0\]\[1\]"):
+        SequenceFeaturizer().fit([["a", None]])
+    with pytest.raises(TypeError, match=r"X\[1\] is a NoneType"):
+        SequenceFeaturizer().fit(["ab", None])
+    with pytest.raises(TypeError, match=r"X\[0\]\[0\] is 3"):
+        SequenceFeaturizer().fit([[3, "a"]])
+
+
+def test_empty_training_set():
+    with pytest.raises(ValueError, match="empty"):
+        LinearChainCRF().fit([], [])
+    with pytest.raises(ValueError, match="empty"):
+        LinearChainCRF().fit(Sequences.from_list([], n_features=3), [])
+
+
+def test_every_training_sequence_empty():
+    with pytest.raises(ValueError, match="Every training sequence is empty"):
+        LinearChainCRF().fit([np.zeros((0, 3))] * 2, [[], []])
+
+
+def test_raw_text_given_to_the_crf():
+    with pytest.raises(TypeError, match="SequenceFeaturizer"):
+        LinearChainCRF().fit(["abc"], [["a", "b", "c"]])
+
+
+def test_sample_weight_checks():
+    with pytest.raises(ValueError, match="one weight per sequence"):
+        LinearChainCRF().fit(X3(), Y3, sample_weight=[1, 2])
+    with pytest.raises(ValueError, match=r"sample_weight\[1\]"):
+        LinearChainCRF().fit(X3(), Y3, sample_weight=[1, -2, 1])
+
+
+def test_label_seen_once_and_length_one_sequences():
+    X = [np.eye(4)[[0, 1]], np.eye(4)[[2]], np.eye(4)[[3]]]
+    crf = LinearChainCRF(c2=0.01).fit(X, [["a", "b"], ["c"], ["once"]])
+    assert crf.predict([np.eye(4)[[3]]]) == [["once"]]
+
+
+def test_extreme_feature_values_give_finite_marginals():
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(6, 3)) for _ in range(10)]
+    y = [list(rng.choice(["a", "b", "c"], size=6)) for _ in range(10)]
+    crf = LinearChainCRF(c2=1e-3).fit(X, y)
+    big = [np.full((5, 3), 1e6), -np.full((4, 3), 1e6)]
+    for m in crf.predict_marginals(big):
+        assert np.isfinite(m).all()
+        np.testing.assert_allclose(m.sum(axis=1), 1.0)
+    assert [len(p) for p in crf.predict(big)] == [5, 4]
+
+
+def test_very_long_sequence_matches_log_space_reference():
+    # 100k tokens: the scaled recursion must neither overflow nor underflow
+
+    from tests_helpers_logspace import log_forward_backward
+
+    rng = np.random.default_rng(1)
+    T, L, F = 100_000, 3, 4
+    X = sp.csr_matrix(rng.normal(size=(T, F)) * (rng.random((T, F)) < 0.5))
+    W = rng.normal(size=(F, L)) * 2
+    A = rng.normal(size=(L, L)) * 2
+    start, end = rng.normal(size=L), rng.normal(size=L)
+    crf = LinearChainCRF()
+    crf.classes_ = np.arange(L)
+    crf.coef_ = W.T.copy()
+    crf.transition_coef_, crf.start_coef_, crf.end_coef_ = A, start, end
+    crf.n_features_in_ = F
+    P = crf.predict_marginals([X])[0]
+    want_P, want_logz = log_forward_backward(X @ W, A, start, end)
+    # the log-space reference accumulates rounding over 100k additions of
+    # numbers ~1e5 (about 1e-7 here); an underflow would be off by O(1)
+    np.testing.assert_allclose(P, want_P, atol=1e-6)
+    _, logz, _ = crf._marginals([X])
+    assert logz[0] == pytest.approx(want_logz, rel=1e-9)
+    np.testing.assert_allclose(want_P.sum(axis=1), 1.0, rtol=1e-5)  # reference sanity
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)  # ours stays normalised
+
+
+def test_featurizer_unicode_outside_bmp_and_empty():
+    f = SequenceFeaturizer()
+    X = f.fit_transform(["😀上海𠀋", ""])
+    assert X.lengths.tolist() == [4, 0]
