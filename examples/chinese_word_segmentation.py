@@ -39,7 +39,7 @@ def main():
     ap.add_argument("--n-jobs", type=int, default=-1)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--verbose", type=int, default=0)
-    ap.add_argument("--dict-min-count", type=int, default=2)
+    ap.add_argument("--dict-min-count", type=int, default=5)
     args = ap.parse_args()
 
     train = read_segmented(os.path.join(args.data, "train.txt"))[: args.limit]

@@ -211,6 +211,36 @@ def _sequence_marginals(E, U, A, start, end, expA, exp_start, exp_end,
 
 
 @njit(**_JIT)
+def _posterior_buffers(lo, hi, offsets, L):
+    """Work arrays for the longest sequence of lo..hi-1:
+    (E, alpha, beta, U, scale, work, la, lb)."""
+    maxT = 0
+    for s in range(lo, hi):
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    return (np.empty((maxT, L)), np.empty((maxT, L)), np.empty((maxT, L)),
+            np.empty((maxT, L)), np.empty(maxT), np.empty(L),
+            np.empty((maxT, L)), np.empty((maxT, L)))
+
+
+@njit(**_JIT)
+def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, exp_start,
+                exp_end, shifts, bufs):
+    """Emissions and forward-backward of the sequence at rows t0..t0+T-1 (T >= 1).
+
+    Leaves the node marginals as ``alpha * beta`` in ``bufs`` and returns
+    ``(log Z, scaled)``; ``scaled`` is False when the log-space fallback ran.
+    """
+    E, alpha, beta, U, scale, work, la, lb = bufs
+    _emissions(indptr, indices, data, t0, T, W, E)
+    logz, scaled = _sequence_marginals(
+        E[:T], U[:T], A, start, end, expA, exp_start, exp_end,
+        alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T])
+    if scaled:
+        logz += _shift_total(shifts, T)
+    return logz, scaled
+
+
+@njit(**_JIT)
 def _shift_total(shifts, T):
     """What the shifted exponentials left out of log Z for a length-T sequence.
 
@@ -230,17 +260,8 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
                      gW, gA, gS, gE, logz_out):
     """Expected counts and log Z for sequences lo..hi-1 into the given buffers."""
     L = W.shape[1]
-    maxT = 0
-    for s in range(lo, hi):
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
-    E = np.empty((maxT, L))
-    U = np.empty((maxT, L))
-    alpha = np.empty((maxT, L))
-    beta = np.empty((maxT, L))
-    la = np.empty((maxT, L))
-    lb = np.empty((maxT, L))
-    scale = np.empty(maxT)
-    work = np.empty(L)
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    E, alpha, beta, U, scale, work, la, lb = bufs
     for i in range(L):
         gS[i] = 0.0
         gE[i] = 0.0
@@ -253,13 +274,8 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
         if T == 0:
             logz_out[s] = 0.0
             continue
-        Es = E[:T]
-        _emissions(indptr, indices, data, t0, T, W, Es)
-        logz, scaled = _sequence_marginals(
-            Es, U[:T], A, start, end, expA, exp_start, exp_end,
-            alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T])
-        if scaled:
-            logz += _shift_total(shifts, T)
+        logz, scaled = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                                   expA, exp_start, exp_end, shifts, bufs)
         logz_out[s] = logz
         w = weights[s]
         if w == 0.0:
@@ -289,7 +305,7 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
                     for j in range(L):
                         gA[i, j] += a * expA[i, j] * work[j]
         else:
-            _accumulate_pairs_log(Es, A, la[:T], lb[:T], logz, w, gA)
+            _accumulate_pairs_log(E[:T], A, la[:T], lb[:T], logz, w, gA)
 
 
 @njit(**_JIT)
@@ -444,29 +460,16 @@ def _viterbi_parallel(bounds, indptr, indices, data, offsets, W, A, start, end, 
 def _marginals_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end,
                      expA, exp_start, exp_end, shifts, out, logz_out):
     L = W.shape[1]
-    maxT = 0
-    for s in range(lo, hi):
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
-    E = np.empty((maxT, L))
-    U = np.empty((maxT, L))
-    alpha = np.empty((maxT, L))
-    beta = np.empty((maxT, L))
-    la = np.empty((maxT, L))
-    lb = np.empty((maxT, L))
-    scale = np.empty(maxT)
-    work = np.empty(L)
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    alpha, beta = bufs[1], bufs[2]
     for s in range(lo, hi):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
         if T == 0:
             logz_out[s] = 0.0
             continue
-        _emissions(indptr, indices, data, t0, T, W, E)
-        logz, scaled = _sequence_marginals(
-            E[:T], U[:T], A, start, end, expA, exp_start, exp_end,
-            alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T])
-        if scaled:
-            logz += _shift_total(shifts, T)
+        logz, scaled = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                                   expA, exp_start, exp_end, shifts, bufs)
         logz_out[s] = logz
         for t in range(T):
             for j in range(L):

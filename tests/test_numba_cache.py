@@ -1,0 +1,33 @@
+"""Cached parallel kernels keep working when the thread count changes
+(pynndescent saw crashes there: its PR #175)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+CODE = """
+import numpy as np
+from skcrf import LinearChainCRF
+rng = np.random.default_rng(0)
+X = [rng.random((int(rng.integers(1, 9)), 5)) for _ in range(40)]
+y = [list(rng.choice(["a", "b", "c"], size=len(x))) for x in X]
+crf = LinearChainCRF(n_jobs=-1).fit(X, y)
+print(round(crf.objective_, 8), sum(map(len, crf.predict(X))))
+"""
+
+
+@pytest.mark.parametrize("order", [("2", "1", "2")])
+def test_cache_shared_by_processes_with_different_thread_counts(tmp_path, order):
+    outs = []
+    for n in order:
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_NUM_THREADS=n)
+        res = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert res.returncode == 0, res.stderr
+        outs.append(res.stdout.split())
+    objectives = [float(o[0]) for o in outs]
+    assert max(objectives) - min(objectives) <= 1e-6 * abs(objectives[0])
+    assert len({o[1] for o in outs}) == 1
+    assert any(tmp_path.rglob("*.nbi"))  # the cache was really used
