@@ -149,3 +149,41 @@ def test_featurizer_unicode_outside_bmp_and_empty():
     f = SequenceFeaturizer()
     X = f.fit_transform(["😀上海𠀋", ""])
     assert X.lengths.tolist() == [4, 0]
+
+
+def test_keyboard_interrupt_leaves_the_estimator_as_it_was(monkeypatch):
+    import skcrf._objective as objective
+
+    rng = np.random.default_rng(0)
+    X = [rng.random((5, 3)) for _ in range(20)]
+    y = [list(rng.choice(["a", "b"], size=5)) for _ in range(20)]
+    calls = {"n": 0}
+    original = objective.CRFObjective.__call__
+
+    def interrupted(self, theta):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return original(self, theta)
+
+    monkeypatch.setattr(objective.CRFObjective, "__call__", interrupted)
+    crf = LinearChainCRF()
+    with pytest.raises(KeyboardInterrupt):
+        crf.fit(X, y)
+    assert not hasattr(crf, "coef_") and not hasattr(crf, "classes_")
+
+    monkeypatch.setattr(objective.CRFObjective, "__call__", original)
+    crf.fit(X, y)
+    before = {k: np.copy(v) if isinstance(v, np.ndarray) else v
+              for k, v in vars(crf).items() if k.endswith("_")}
+    calls["n"] = 0
+    monkeypatch.setattr(objective.CRFObjective, "__call__", interrupted)
+    y2 = [["c" if v == "a" else v for v in seq] for seq in y]
+    with pytest.raises(KeyboardInterrupt):
+        crf.fit(X, y2)
+    for k, v in before.items():
+        got = getattr(crf, k)
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(got, v)
+        else:
+            assert got == v, k
