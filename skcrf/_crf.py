@@ -17,11 +17,41 @@ from ._objective import (
     resolve_n_threads,
     transform_exp,
 )
+from ._constraints import constraint_masks
 from ._persistence import VersionedPickleMixin
-from ._sklearn_compat import Interval, _fit_context
+from ._sklearn_compat import Interval, StrOptions, _fit_context
 from ._validation import check_labels, check_sample_weight, check_sequences
 
 __all__ = ["LinearChainCRF"]
+
+
+def _check_against_constraints(y_idx, offsets, classes, trans_ok, start_ok, end_ok):
+    """Refuse training labels that contain a transition the constraints forbid."""
+    lengths = np.diff(offsets)
+    first = np.zeros(y_idx.size, dtype=bool)
+    first[offsets[:-1][lengths > 0]] = True
+    last = np.zeros(y_idx.size, dtype=bool)
+    last[offsets[1:][lengths > 0] - 1] = True
+    bad = np.zeros(y_idx.size, dtype=bool)
+    if y_idx.size > 1:
+        bad[1:] = ~first[1:] & ~trans_ok[y_idx[:-1], y_idx[1:]]
+    bad |= first & ~start_ok[y_idx]
+    bad |= last & ~end_ok[y_idx]
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        s = int(np.searchsorted(offsets, k, side="right") - 1)
+        t = k - offsets[s]
+        names = classes.tolist()
+        lab = names[y_idx[k]]
+        if first[k] and not start_ok[y_idx[k]]:
+            what = f"a sequence may not start with {lab!r}"
+        elif not first[k] and not trans_ok[y_idx[k - 1], y_idx[k]]:
+            what = f"{names[y_idx[k - 1]]!r} -> {lab!r} is not allowed"
+        else:
+            what = f"a sequence may not end with {lab!r}"
+        hint = (" (skcrf.repair_tags reads invalid BIO tags as conlleval does)"
+                 if "I-" in str(lab) else "")
+        raise ValueError(f"y[{s}] position {t}: {what} by the constraints.{hint}")
 
 
 @contextmanager
@@ -84,6 +114,18 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     verbose : int, default=0
         If > 0, print one line per L-BFGS iteration: iteration, objective,
         gradient norm and elapsed seconds.
+    constraints : {"BIO", "BIOES", "BIOUL", "BMES"} or list of (str, str), default=None
+        Allowed label transitions. A forbidden transition gets weight -inf in
+        training (the partition function) and in decoding, so the model is a
+        distribution over valid sequences only. A scheme name allows what the
+        scheme allows (e.g. no ``O -> I-PER``, no start -> ``I-*``); a list
+        gives the allowed ``(from, to)`` pairs, where ``"<start>"`` /
+        ``"<end>"`` stand for the sequence boundaries (boundaries are free
+        unless such pairs are listed). See :func:`skcrf.allowed_transitions`.
+    decoding : {"viterbi", "marginal"}, default="viterbi"
+        ``predict``: the most probable whole sequence (Viterbi), or each
+        token's most probable label under the (constrained) marginals, which
+        maximises the expected number of correct tokens.
 
     Attributes
     ----------
@@ -124,6 +166,9 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "constraints": [None, StrOptions({"BIO", "IOB2", "BIOES", "IOBES", "BIOUL",
+                                          "BILOU", "BMES"}), list, tuple, set, frozenset],
+        "decoding": [StrOptions({"viterbi", "marginal"})],
     }
 
     def __init__(
@@ -138,6 +183,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         n_jobs=None,
         warm_start=False,
         verbose=0,
+        constraints=None,
+        decoding="viterbi",
     ):
         self.c2 = c2
         self.max_iter = max_iter
@@ -148,6 +195,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.warm_start = warm_start
         self.verbose = verbose
+        self.constraints = constraints
+        self.decoding = decoding
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -179,7 +228,10 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         L, F = classes.size, seqs.n_features
         n_threads = resolve_n_threads(self.n_jobs)
 
-        layout = self._make_layout(seqs, y_idx, L, weights)
+        masks = constraint_masks(self.constraints, classes)
+        if masks is not None:
+            _check_against_constraints(y_idx, seqs.offsets, classes, *masks)
+        layout = self._make_layout(seqs, y_idx, L, weights, masks)
         objective = CRFObjective(seqs, y_idx, layout, self.c2, weights, n_threads)
 
         theta0 = np.zeros(layout.n_params)
@@ -213,7 +265,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         self.loss_curve_ = history
         return self
 
-    def _make_layout(self, seqs, y_idx, L, weights=None):
+    def _make_layout(self, seqs, y_idx, L, weights=None, masks=None):
         """Which weights are parameters: (feature, label) and label pairs seen in
         sequences of positive weight, unless all_possible_* say otherwise."""
         F = seqs.n_features
@@ -239,7 +291,14 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             keep = ~first[1:] & positive[1:]
             pairs = y_idx[:-1][keep].astype(np.int64) * L + y_idx[1:][keep]
             trans_pos = np.unique(pairs)
-        return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions)
+        if masks is None:
+            return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions)
+        trans_ok, start_ok, end_ok = masks
+        trans_pos = trans_pos[trans_ok.reshape(-1)[trans_pos]]
+        ninf = np.where(trans_ok, 0.0, -np.inf)
+        return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions,
+                               A_fixed=ninf, start_fixed=np.where(start_ok, 0.0, -np.inf),
+                               end_fixed=np.where(end_ok, 0.0, -np.inf))
 
     # -------------------------------------------------------------- predict
     def _weights(self):
@@ -267,7 +326,92 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         pred = self._predict_indices(X)
         return self._split(self.classes_[pred[0]].tolist(), pred[1])
 
+    def predict_topk(self, X, k=5):
+        """The k most probable label sequences of each input (exact n-best).
+
+        Parameters
+        ----------
+        X : Sequences or list of array-like / sparse matrix
+        k : int, default=5
+
+        Returns
+        -------
+        topk : list of list of (list of labels, float)
+            For each input, up to ``k`` pairs ``(labels, log_prob)`` in
+            decreasing probability (fewer when fewer valid sequences exist).
+            Exact k-best Viterbi, not a beam; among equal scores the path whose
+            labels come first in ``classes_`` order at the end wins.
+        """
+        check_is_fitted(self)
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}.")
+        k = int(k)
+        _, logz, _ = self._marginals(X)
+        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
+        W, A, start, end = self._weights()
+        paths = np.zeros((seqs.n_tokens, k), dtype=np.int64)
+        scores = np.full((len(seqs), k), -np.inf)
+        count = np.zeros(len(seqs), dtype=np.int64)
+        kernel = K._topk_parallel if bounds.size > 2 else K._topk_serial
+        with _numba_threads(n_threads):
+            kernel(bounds, indptr, indices, data, seqs.offsets, W, A, start, end, k,
+                   paths, scores, count)
+        labels = self.classes_[paths].T.tolist() if paths.size else [[] for _ in range(k)]
+        off = seqs.offsets
+        out = []
+        for s in range(len(seqs)):
+            out.append([(labels[q][off[s]:off[s + 1]], float(scores[s, q] - logz[s]))
+                        for q in range(count[s])])
+        return out
+
+    def predict_log_proba_sequences(self, X, y):
+        """log p(y | x) of given label sequences (for reranking, or to check a model).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_sequences,)
+            -inf for a sequence the constraints forbid; 0 for an empty one.
+        """
+        check_is_fitted(self)
+        _, logz, offsets = self._marginals(X)
+        flat = check_labels(y, np.diff(offsets))
+        idx = np.searchsorted(self.classes_, flat)
+        idx = np.minimum(idx, self.classes_.size - 1)
+        unknown = self.classes_[idx] != flat if flat.size else np.zeros(0, bool)
+        if unknown.any():
+            k = int(np.flatnonzero(unknown)[0])
+            seq = int(np.searchsorted(offsets, k, side="right") - 1)
+            raise ValueError(f"y[{seq}][{k - offsets[seq]}] = {flat[k]!r} is not one of "
+                             f"the fitted classes {self.classes_.tolist()}.")
+        seqs = check_sequences(X, n_features=self.n_features_in_)
+        # score of each path, vectorised over all tokens
+        E = np.asarray(seqs.X @ np.ascontiguousarray(self.coef_.T))
+        tok = E[np.arange(idx.size), idx] if idx.size else np.zeros(0)
+        lengths = np.diff(offsets)
+        seq_of = np.repeat(np.arange(lengths.size), lengths)
+        first = np.zeros(idx.size, dtype=bool)
+        first[offsets[:-1][lengths > 0]] = True
+        last = np.zeros(idx.size, dtype=bool)
+        last[offsets[1:][lengths > 0] - 1] = True
+        trans = np.zeros(idx.size)
+        if idx.size > 1:
+            trans[1:] = self.transition_coef_[idx[:-1], idx[1:]]
+        with np.errstate(invalid="ignore"):
+            tok = (tok + np.where(first, 0.0, trans)
+                   + np.where(first, self.start_coef_[idx], 0.0)
+                   + np.where(last, self.end_coef_[idx], 0.0))
+        score = np.bincount(seq_of, weights=tok, minlength=lengths.size)
+        # bincount cannot carry -inf reliably through float sums: mark them
+        forbidden = np.zeros(lengths.size, dtype=bool)
+        np.logical_or.at(forbidden, seq_of, np.isneginf(tok))
+        out = score - logz
+        out[forbidden] = -np.inf
+        return out
+
     def _predict_indices(self, X):
+        if self.decoding == "marginal":
+            P, _, offsets = self._marginals(X)
+            return np.argmax(P, axis=1) if P.size else np.zeros(0, np.int64), offsets
         seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
         W, A, start, end = self._weights()
         out = np.zeros(seqs.n_tokens, dtype=np.int64)

@@ -22,40 +22,39 @@ class ParameterLayout:
     * ``state``: one weight per allowed (feature, label) pair, stored at
       ``state_pos`` (flat indices ``feature * n_labels + label``) of the dense
       feature-major matrix ``W`` of shape ``(n_features, n_labels)``;
-    * ``transition``: one weight per allowed (from, to) pair, at ``trans_pos``
-      (flat indices ``from * n_labels + to``) of ``A``;
-    * ``start`` and ``end``: ``n_labels`` each, or nothing when disabled.
+    * ``transition``: one weight per (from, to) pair in ``trans_pos`` (flat
+      indices ``from * n_labels + to``) of ``A``;
+    * ``start`` / ``end``: one weight per label in ``start_pos`` / ``end_pos``.
 
-    Weights that have no parameter are fixed at 0 (``A_fixed`` may put -inf
-    there for forbidden transitions).
+    Every other weight is fixed: at 0, or at -inf where a constraint forbids
+    the transition (``A_fixed``, ``start_fixed``, ``end_fixed``).
     """
 
     def __init__(self, n_features, n_labels, state_pos, trans_pos, start_end,
-                 A_fixed=None):
+                 A_fixed=None, start_fixed=None, end_fixed=None):
         self.n_features = int(n_features)
         self.n_labels = int(n_labels)
+        L = self.n_labels
         self.state_pos = np.ascontiguousarray(state_pos, dtype=np.int64)
         self.trans_pos = np.ascontiguousarray(trans_pos, dtype=np.int64)
-        self.start_end = bool(start_end)
-        L = self.n_labels
         self.A_fixed = (np.zeros((L, L)) if A_fixed is None
                         else np.ascontiguousarray(A_fixed, dtype=np.float64))
-        n_state, n_trans = self.state_pos.size, self.trans_pos.size
-        self.n_params = n_state + n_trans + (2 * L if self.start_end else 0)
-        self._slices = (
-            slice(0, n_state),
-            slice(n_state, n_state + n_trans),
-            slice(n_state + n_trans, n_state + n_trans + L) if self.start_end else None,
-            slice(n_state + n_trans + L, self.n_params) if self.start_end else None,
-        )
+        self.start_fixed = np.zeros(L) if start_fixed is None else np.asarray(start_fixed, float)
+        self.end_fixed = np.zeros(L) if end_fixed is None else np.asarray(end_fixed, float)
+        if start_end:
+            self.start_pos = np.flatnonzero(np.isfinite(self.start_fixed))
+            self.end_pos = np.flatnonzero(np.isfinite(self.end_fixed))
+        else:
+            self.start_pos = self.end_pos = np.zeros(0, dtype=np.int64)
+        sizes = np.cumsum([0, self.state_pos.size, self.trans_pos.size,
+                           self.start_pos.size, self.end_pos.size])
+        self.n_params = int(sizes[-1])
+        self.state, self.transition, self.start, self.end = (
+            slice(int(sizes[i]), int(sizes[i + 1])) for i in range(4))
 
     @property
-    def state(self):
-        return self._slices[0]
-
-    @property
-    def transition(self):
-        return self._slices[1]
+    def start_end(self):
+        return self.start_pos.size + self.end_pos.size > 0
 
     def unpack(self, theta):
         """Dense ``(W, A, start, end)`` from a parameter vector; W is (n_features, n_labels)."""
@@ -66,15 +65,12 @@ class ParameterLayout:
         return W, A, start, end
 
     def unpack_transitions(self, theta):
-        L = self.n_labels
         A = self.A_fixed.copy()
         A.reshape(-1)[self.trans_pos] = theta[self.transition]
-        if self.start_end:
-            start = np.ascontiguousarray(theta[self._slices[2]])
-            end = np.ascontiguousarray(theta[self._slices[3]])
-        else:
-            start = np.zeros(L)
-            end = np.zeros(L)
+        start = self.start_fixed.copy()
+        start[self.start_pos] = theta[self.start]
+        end = self.end_fixed.copy()
+        end[self.end_pos] = theta[self.end]
         return A, start, end
 
     def pack(self, W, A, start, end):
@@ -82,9 +78,8 @@ class ParameterLayout:
         theta = np.empty(self.n_params)
         theta[self.state] = W.reshape(-1)[self.state_pos]
         theta[self.transition] = A.reshape(-1)[self.trans_pos]
-        if self.start_end:
-            theta[self._slices[2]] = start
-            theta[self._slices[3]] = end
+        theta[self.start] = np.asarray(start)[self.start_pos]
+        theta[self.end] = np.asarray(end)[self.end_pos]
         return theta
 
 
@@ -116,7 +111,7 @@ def transform_exp(A, start, end):
     def shifted(a):
         finite = a[np.isfinite(a)]
         m = float(finite.max()) if finite.size else 0.0
-        return np.exp(a - m), m
+        return np.exp(a - m), m  # exp(-inf) = 0: a forbidden transition
 
     expA, sa = shifted(A)
     exp_start, ss = shifted(start)
@@ -225,11 +220,8 @@ class CRFObjective:
         expected = np.empty(lay.n_params)
         expected[lay.state] = self._g_state
         expected[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
-        if lay.start_end:
-            L = lay.n_labels
-            n_state_trans = lay.n_params - 2 * L
-            expected[n_state_trans:n_state_trans + L] = self._gS.sum(axis=0)
-            expected[n_state_trans + L:] = self._gE.sum(axis=0)
+        expected[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
+        expected[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
         # elementwise sums, not BLAS dot products: BLAS threads spin after a
         # call and would compete with the kernels' threads
         f = float(np.sum(self.weights * self._logz) - np.sum(theta * self.empirical)

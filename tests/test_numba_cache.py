@@ -31,3 +31,15 @@ def test_cache_shared_by_processes_with_different_thread_counts(tmp_path, order)
     assert max(objectives) - min(objectives) <= 1e-6 * abs(objectives[0])
     assert len({o[1] for o in outs}) == 1
     assert any(tmp_path.rglob("*.nbi"))  # the cache was really used
+
+
+def test_unusable_cache_directory_does_not_break_import_or_fit(tmp_path):
+    # a cache path that cannot be created (its parent is a file) stands for a
+    # read-only install: root ignores permission bits, so chmod cannot show it
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(blocker / "cache"))
+    res = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.split()) == 2

@@ -30,6 +30,15 @@ def problems(draw):
     A = rng.normal(size=(L, L)) * scale
     start = rng.normal(size=L) * scale if start_end else np.zeros(L)
     end = rng.normal(size=L) * scale if start_end else np.zeros(L)
+    if draw(st.booleans()):
+        # random constraints (forbidden = -inf) that leave the path 0, 0, ... valid
+        trans = rng.random((L, L)) < 0.6
+        np.fill_diagonal(trans, True)
+        s_ok, e_ok = rng.random(L) < 0.6, rng.random(L) < 0.6
+        s_ok[0] = e_ok[0] = True
+        A = np.where(trans, A, -np.inf)
+        start = np.where(s_ok, start, -np.inf)
+        end = np.where(e_ok, end, -np.inf)
     return X, W, A, start, end
 
 
@@ -66,4 +75,5 @@ def test_log_z_marginals_and_viterbi_agree_with_enumeration(problem):
         # the predicted path has the maximal score (ties: any maximiser)
         _, scores = naive.scores(x, W, A, start, end)
         got = naive.path_score(x, W, A, start, end, np.asarray(p))
+        assert np.isfinite(got)  # never a forbidden path
         np.testing.assert_allclose(got, scores.max(), rtol=1e-12, atol=1e-12)
