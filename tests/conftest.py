@@ -1,6 +1,24 @@
 import numpy as np
 import pytest
 
+from skcrf import LinearChainCRF
+
+
+def model_from_weights(W, A, start, end, classes=None, **params):
+    """A LinearChainCRF holding the given weights, as if fitted.
+
+    ``W`` is (n_features, n_labels); -inf entries of ``A`` / ``start`` /
+    ``end`` forbid those transitions.
+    """
+    crf = LinearChainCRF(**params)
+    crf.classes_ = np.arange(W.shape[1]) if classes is None else np.asarray(classes)
+    crf.coef_ = np.ascontiguousarray(W.T)
+    crf.transition_coef_ = A
+    crf.start_coef_ = start
+    crf.end_coef_ = end
+    crf.n_features_in_ = W.shape[0]
+    return crf
+
 
 def random_problem(rng, n_seq=4, max_len=4, n_labels=3, n_features=5, density=0.5,
                    float_values=True, scale=1.0, min_len=0):

@@ -6,7 +6,7 @@ import pytest
 from skcrf import LinearChainCRF, allowed_transitions
 from skcrf._constraints import constraint_masks
 
-from conftest import random_problem
+from conftest import model_from_weights, random_problem
 import naive
 
 BIO = ["B-LOC", "B-PER", "I-LOC", "I-PER", "O"]  # sorted: the classes_ order
@@ -56,15 +56,6 @@ def _constrained(rng, labels, scheme, scale=1.5):
     return X, W, A, start, end
 
 
-def _model(W, A, start, end, classes, **kw):
-    crf = LinearChainCRF(**kw)
-    crf.classes_ = np.asarray(classes)
-    crf.coef_ = np.ascontiguousarray(W.T)
-    crf.transition_coef_, crf.start_coef_, crf.end_coef_ = A, start, end
-    crf.n_features_in_ = W.shape[0]
-    return crf
-
-
 def _valid(path, labels, scheme):
     pairs = set(allowed_transitions(scheme, labels))
     tags = [labels[k] for k in path]
@@ -81,7 +72,7 @@ def _valid(path, labels, scheme):
 def test_constrained_log_z_marginals_viterbi_match_enumeration(scheme, labels, seed):
     rng = np.random.default_rng(seed)
     X, W, A, start, end = _constrained(rng, labels, scheme)
-    crf = _model(W, A, start, end, labels)
+    crf = model_from_weights(W, A, start, end, labels)
     _, logz, _ = crf._marginals(X)
     for x, p, m, lz in zip(X, crf.predict(X), crf.predict_marginals(X), logz):
         paths, scores = naive.scores(x, W, A, start, end)
@@ -100,7 +91,7 @@ def test_marginal_decoding_is_per_token_argmax_of_marginals(seed):
     rng = np.random.default_rng(seed)
     labels = ["B-A", "I-A", "O"]
     X, W, A, start, end = _constrained(rng, labels, "BIO", scale=2.0)
-    crf = _model(W, A, start, end, labels, decoding="marginal")
+    crf = model_from_weights(W, A, start, end, labels, decoding="marginal")
     for x, p in zip(X, crf.predict(X)):
         node, _ = naive.marginals(x, W, A, start, end)
         assert p == [labels[k] for k in node.argmax(axis=1)]
@@ -110,7 +101,7 @@ def test_predict_log_proba_sequences_matches_enumeration():
     rng = np.random.default_rng(5)
     labels = ["B-A", "I-A", "O"]
     X, W, A, start, end = _constrained(rng, labels, "BIO")
-    crf = _model(W, A, start, end, labels)
+    crf = model_from_weights(W, A, start, end, labels)
     ys = [list(rng.choice(labels, size=len(x))) for x in X]
     got = crf.predict_log_proba_sequences(X, ys)
     for x, y, g in zip(X, ys, got):
@@ -203,7 +194,7 @@ def test_topk_equals_the_k_best_enumerated_sequences(seed, constrained):
     else:
         X, _, W, A, start, end = random_problem(rng, n_seq=5, max_len=5, n_labels=3,
                                                 min_len=0)
-    crf = _model(W, A, start, end, labels)
+    crf = model_from_weights(W, A, start, end, labels)
     k = 7
     _, logz, _ = crf._marginals(X)
     for x, top, lz in zip(X, crf.predict_topk(X, k=k), logz):
@@ -225,7 +216,7 @@ def test_topk_equals_the_k_best_enumerated_sequences(seed, constrained):
 
 def test_topk_ties_are_deterministic():
     # all weights zero: every sequence ties; the order must be reproducible
-    crf = _model(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2), np.zeros(2), ["a", "b"])
+    crf = model_from_weights(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2), np.zeros(2), ["a", "b"])
     a = crf.predict_topk([np.ones((3, 2))], k=8)
     b = crf.predict_topk([np.ones((3, 2))], k=8)
     assert a == b and len(a[0]) == 8

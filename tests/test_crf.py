@@ -10,21 +10,8 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from skcrf import LinearChainCRF, Sequences
 from skcrf._objective import CRFObjective
 
-from conftest import random_problem
+from conftest import model_from_weights, random_problem
 import naive
-
-
-def model_from_weights(W, A, start, end, classes=None):
-    """A LinearChainCRF with the given weights, as if fitted."""
-    crf = LinearChainCRF()
-    L = W.shape[1]
-    crf.classes_ = np.arange(L) if classes is None else np.asarray(classes)
-    crf.coef_ = np.ascontiguousarray(W.T)
-    crf.transition_coef_ = A
-    crf.start_coef_ = start
-    crf.end_coef_ = end
-    crf.n_features_in_ = W.shape[0]
-    return crf
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from skcrf import LinearChainCRF
 
 import naive
+from conftest import model_from_weights
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -42,22 +43,11 @@ def problems(draw):
     return X, W, A, start, end
 
 
-def _model(W, A, start, end):
-    crf = LinearChainCRF()
-    crf.classes_ = np.arange(W.shape[1])
-    crf.coef_ = np.ascontiguousarray(W.T)
-    crf.transition_coef_ = A
-    crf.start_coef_ = start
-    crf.end_coef_ = end
-    crf.n_features_in_ = W.shape[0]
-    return crf
-
-
 @SETTINGS
 @given(problems())
 def test_log_z_marginals_and_viterbi_agree_with_enumeration(problem):
     X, W, A, start, end = problem
-    crf = _model(W, A, start, end)
+    crf = model_from_weights(W, A, start, end)
     pred = crf.predict(X)
     marg = crf.predict_marginals(X)
     _, logz, _ = crf._marginals(X)

@@ -6,6 +6,8 @@ import scipy.sparse as sp
 
 from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
 
+from conftest import model_from_weights
+
 
 def X3():
     return [np.eye(3), np.ones((2, 3)), np.eye(3)[:1]]
@@ -129,11 +131,7 @@ def test_very_long_sequence_matches_log_space_reference():
     W = rng.normal(size=(F, L)) * 2
     A = rng.normal(size=(L, L)) * 2
     start, end = rng.normal(size=L), rng.normal(size=L)
-    crf = LinearChainCRF()
-    crf.classes_ = np.arange(L)
-    crf.coef_ = W.T.copy()
-    crf.transition_coef_, crf.start_coef_, crf.end_coef_ = A, start, end
-    crf.n_features_in_ = F
+    crf = model_from_weights(W, A, start, end)
     P = crf.predict_marginals([X])[0]
     want_P, want_logz = log_forward_backward(X @ W, A, start, end)
     # the log-space reference accumulates rounding over 100k additions of
