@@ -244,6 +244,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
                 )
             theta0 = layout.pack(np.ascontiguousarray(self.coef_.T),
                                  self.transition_coef_, self.start_coef_, self.end_coef_)
+            # a transition forbidden before (-inf) but free now starts at 0
+            theta0[~np.isfinite(theta0)] = 0.0
 
         with _numba_threads(n_threads):
             theta, history, n_iter = minimize_lbfgs(

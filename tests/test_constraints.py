@@ -222,3 +222,12 @@ def test_topk_ties_are_deterministic():
     assert a == b and len(a[0]) == 8
     assert len({tuple(p) for p, _ in a[0]}) == 8
     np.testing.assert_allclose([lp for _, lp in a[0]], np.log(1 / 8))
+
+
+def test_warm_start_after_dropping_constraints():
+    rng = np.random.default_rng(1)
+    X, y = _toy_bio(rng, n=30)
+    crf = LinearChainCRF(constraints="BIO", warm_start=True).fit(X, y)
+    assert np.isneginf(crf.transition_coef_).any()
+    crf.set_params(constraints=None).fit(X, y)
+    assert np.isfinite(crf.transition_coef_).all() and np.isfinite(crf.objective_)
