@@ -34,4 +34,4 @@ def test_demo_command_runs():
     assert out.returncode == 0, out.stderr
     assert "F1" in out.stdout and "OOV recall" in out.stdout
     f1 = float(out.stdout.split("F1 ")[1].split()[0])
-    assert f1 > 0.8  # 900 training sentences: measured 0.849
+    assert f1 > 0.8  # 900 training sentences: measured 0.858
