@@ -308,8 +308,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         A = np.ascontiguousarray(self.transition_coef_, dtype=np.float64)
         return W, A, self.start_coef_, self.end_coef_
 
-    def _kernel_inputs(self, X):
-        seqs = check_sequences(X, n_features=self.n_features_in_)
+    def _check_X(self, X):
+        """Validate X once per public call; the helpers below take its result."""
+        return check_sequences(X, n_features=self.n_features_in_)
+
+    def _kernel_inputs(self, seqs):
         n_threads = resolve_n_threads(self.n_jobs)
         indptr = np.ascontiguousarray(seqs.X.indptr, dtype=np.int64)
         bounds = chunk_bounds(seqs.offsets, indptr, self.classes_.size, n_threads)
@@ -325,7 +328,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         y_pred : list of list of labels, shape (n_sequences,)
         """
         check_is_fitted(self)
-        pred = self._predict_indices(X)
+        pred = self._predict_indices(self._check_X(X))
         return self._split(self.classes_[pred[0]].tolist(), pred[1])
 
     def predict_topk(self, X, k=5):
@@ -348,8 +351,9 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         if not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}.")
         k = int(k)
-        _, logz, _ = self._marginals(X)
-        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
+        seqs = self._check_X(X)
+        _, logz, _ = self._marginals(seqs)
+        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(seqs)
         W, A, start, end = self._weights()
         paths = np.zeros((seqs.n_tokens, k), dtype=np.int64)
         scores = np.full((len(seqs), k), -np.inf)
@@ -375,7 +379,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             -inf for a sequence the constraints forbid; 0 for an empty one.
         """
         check_is_fitted(self)
-        _, logz, offsets = self._marginals(X)
+        seqs = self._check_X(X)
+        _, logz, offsets = self._marginals(seqs)
         flat = check_labels(y, np.diff(offsets))
         idx = np.searchsorted(self.classes_, flat)
         idx = np.minimum(idx, self.classes_.size - 1)
@@ -385,7 +390,6 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             seq = int(np.searchsorted(offsets, k, side="right") - 1)
             raise ValueError(f"y[{seq}][{k - offsets[seq]}] = {flat[k]!r} is not one of "
                              f"the fitted classes {self.classes_.tolist()}.")
-        seqs = check_sequences(X, n_features=self.n_features_in_)
         # score of each path, vectorised over all tokens
         E = np.asarray(seqs.X @ np.ascontiguousarray(self.coef_.T))
         tok = E[np.arange(idx.size), idx] if idx.size else np.zeros(0)
@@ -410,11 +414,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         out[forbidden] = -np.inf
         return out
 
-    def _predict_indices(self, X):
+    def _predict_indices(self, seqs):
         if self.decoding == "marginal":
-            P, _, offsets = self._marginals(X)
+            P, _, offsets = self._marginals(seqs)
             return np.argmax(P, axis=1) if P.size else np.zeros(0, np.int64), offsets
-        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
+        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(seqs)
         W, A, start, end = self._weights()
         out = np.zeros(seqs.n_tokens, dtype=np.int64)
         kernel = K._viterbi_parallel if bounds.size > 2 else K._viterbi_serial
@@ -435,11 +439,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             Columns in ``classes_`` order; rows sum to 1.
         """
         check_is_fitted(self)
-        P, _, offsets = self._marginals(X)
+        P, _, offsets = self._marginals(self._check_X(X))
         return [P[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
 
-    def _marginals(self, X):
-        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(X)
+    def _marginals(self, seqs):
+        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(seqs)
         W, A, start, end = self._weights()
         expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
         out = np.zeros((seqs.n_tokens, self.classes_.size))
@@ -457,7 +461,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         weight of its sequence.
         """
         check_is_fitted(self)
-        pred, offsets = self._predict_indices(X)
+        pred, offsets = self._predict_indices(self._check_X(X))
         flat = check_labels(y, np.diff(offsets))
         correct = self.classes_[pred] == flat if flat.size else np.zeros(0, bool)
         w = np.repeat(check_sample_weight(sample_weight, offsets.size - 1),

@@ -73,7 +73,7 @@ def test_constrained_log_z_marginals_viterbi_match_enumeration(scheme, labels, s
     rng = np.random.default_rng(seed)
     X, W, A, start, end = _constrained(rng, labels, scheme)
     crf = model_from_weights(W, A, start, end, labels)
-    _, logz, _ = crf._marginals(X)
+    _, logz, _ = crf._marginals(crf._check_X(X))
     for x, p, m, lz in zip(X, crf.predict(X), crf.predict_marginals(X), logz):
         paths, scores = naive.scores(x, W, A, start, end)
         # enumeration over valid sequences only (invalid ones score -inf)
@@ -196,7 +196,7 @@ def test_topk_equals_the_k_best_enumerated_sequences(seed, constrained):
                                                 min_len=0)
     crf = model_from_weights(W, A, start, end, labels)
     k = 7
-    _, logz, _ = crf._marginals(X)
+    _, logz, _ = crf._marginals(crf._check_X(X))
     for x, top, lz in zip(X, crf.predict_topk(X, k=k), logz):
         if not len(x):
             assert top == [([], 0.0)]

@@ -50,7 +50,7 @@ def test_log_z_marginals_and_viterbi_agree_with_enumeration(problem):
     crf = model_from_weights(W, A, start, end)
     pred = crf.predict(X)
     marg = crf.predict_marginals(X)
-    _, logz, _ = crf._marginals(X)
+    _, logz, _ = crf._marginals(crf._check_X(X))
     for x, p, m, lz in zip(X, pred, marg, logz):
         assert len(p) == len(x)
         assert m.shape == (len(x), W.shape[1])

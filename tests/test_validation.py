@@ -137,7 +137,7 @@ def test_very_long_sequence_matches_log_space_reference():
     # the log-space reference accumulates rounding over 100k additions of
     # numbers ~1e5 (about 1e-7 here); an underflow would be off by O(1)
     np.testing.assert_allclose(P, want_P, atol=1e-6)
-    _, logz, _ = crf._marginals([X])
+    _, logz, _ = crf._marginals(crf._check_X([X]))
     assert logz[0] == pytest.approx(want_logz, rel=1e-9)
     np.testing.assert_allclose(want_P.sum(axis=1), 1.0, rtol=1e-5)  # reference sanity
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)  # ours stays normalised
