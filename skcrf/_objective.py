@@ -162,14 +162,15 @@ class CRFObjective:
         rank[np.argsort(-freq, kind="stable")] = np.arange(F)
         self.indices = rank[indices].astype(np.int32)
         f, lab = np.divmod(layout.state_pos, L)
-        self._wpos = rank[f] * (2 * L) + lab   # weight of (f, lab) in WG[c]
-        self._gpos = self._wpos + L             # its expected count in WG[c]
+        self._pos = rank[f] * L + lab   # flat index of (f, lab) in _W and _gW[c]
         self.n_threads = int(n_threads)
         self.bounds = chunk_bounds(self.offsets, self.indptr, L, self.n_threads)
         n_chunks = self.bounds.size - 1
         self.parallel = n_chunks > 1
-        # buffers reused by every evaluation
-        self._WG = np.zeros((n_chunks, F, 2 * L))
+        # buffers reused by every evaluation: the state weights every chunk
+        # reads, and one expected-count buffer per chunk (no atomics)
+        self._W = np.zeros((F, L))
+        self._gW = np.zeros((n_chunks, F, L))
         self._gA = np.zeros((n_chunks, L, L))
         self._gS = np.zeros((n_chunks, L))
         self._gE = np.zeros((n_chunks, L))
@@ -205,18 +206,15 @@ class CRFObjective:
     def __call__(self, theta):
         """Return ``(f(theta), gradient)``."""
         lay = self.layout
-        n_chunks = self._WG.shape[0]
-        WG_flat = self._WG.reshape(n_chunks, -1)
-        scatter = K._scatter_parallel if self.parallel else K._scatter_serial
         gather = K._gather_sum_parallel if self.parallel else K._gather_sum_serial
-        scatter(np.ascontiguousarray(theta[lay.state]), self._wpos, WG_flat)
+        self._W.reshape(-1)[self._pos] = theta[lay.state]
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
         kernel = K._objective_parallel if self.parallel else K._objective_serial
         kernel(self.bounds, self.indptr, self.indices, self.data, self.offsets,
-               self.weights, self._WG, A, start, end, expA, exp_start, exp_end,
-               shifts, self._gA, self._gS, self._gE, self._logz)
-        gather(WG_flat, self._gpos, self._g_state)
+               self.weights, self._W, A, start, end, expA, exp_start, exp_end,
+               shifts, self._gW, self._gA, self._gS, self._gE, self._logz)
+        gather(self._gW.reshape(self._gW.shape[0], -1), self._pos, self._g_state)
         expected = np.empty(lay.n_params)
         expected[lay.state] = self._g_state
         expected[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
