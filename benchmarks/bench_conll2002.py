@@ -20,6 +20,7 @@ import argparse
 import gc
 import json
 import os
+import pickle
 import platform
 import subprocess
 import sys
@@ -111,12 +112,22 @@ def reset_peak_rss():
         return False
 
 
-def vm_hwm_mb():
+def _status_mb(field):
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
+
+
+def vm_hwm_mb():
+    """Peak resident set size (MB) since the last ``reset_peak_rss``."""
+    return _status_mb("VmHWM")
+
+
+def vm_rss_mb():
+    """Current resident set size (MB)."""
+    return _status_mb("VmRSS")
 
 
 def first_call():
@@ -153,6 +164,7 @@ def run_child(engine, args):
                                      all_possible_transitions=False)
         gc.collect()
         reset_peak_rss()
+        out["rss_before_fit_mb"] = vm_rss_mb()
         t = time.perf_counter()
         model.fit(Xtr, ytr)
         out["fit_peak_rss_mb"] = vm_hwm_mb()
@@ -161,6 +173,7 @@ def run_child(engine, args):
         out["n_iter"] = len(log.iterations)
         out["objective"] = log.last_iteration["loss"]
         out["n_params"] = log.last_iteration.get("active_features")
+        out["model_bytes"] = os.path.getsize(model.modelfile.name)
         Xpred = Xte
     else:
         import numpy as np
@@ -178,6 +191,7 @@ def run_child(engine, args):
                                start_end_transitions=False, n_jobs=args.n_jobs)
         gc.collect()
         reset_peak_rss()
+        out["rss_before_fit_mb"] = vm_rss_mb()
         t = time.perf_counter()
         model.fit(Str, ytr)
         out["fit_peak_rss_mb"] = vm_hwm_mb()
@@ -186,6 +200,7 @@ def run_child(engine, args):
         out["objective"] = model.objective_
         out["n_params"] = int(np.count_nonzero(model.coef_)
                               + np.count_nonzero(model.transition_coef_))
+        out["model_bytes"] = len(pickle.dumps(model))
         Xpred = Ste
     n_test = sum(len(s) for s in yte)
     best = float("inf")
@@ -278,6 +293,13 @@ def main():
                   f"objective rel. diff {(r['objective'] - ref['objective']) / ref['objective']:+.2e}, "
                   f"fit peak RSS {r['fit_peak_rss_mb'] / ref['fit_peak_rss_mb']:.2f}x, "
                   f"predict speed {r['predict_tokens_per_s'] / ref['predict_tokens_per_s']:.2f}x")
+    print("memory per parameter (fit: peak RSS above the RSS just before fit, i.e. "
+          "beyond the input; model: pickle / model file):")
+    for name, r in rows.items():
+        extra = (r["fit_peak_rss_mb"] - r["rss_before_fit_mb"]) * 2**20
+        print(f"  {name}: {r['n_params']:,} non-zero parameters; fit {extra / 2**20:.0f} MB = "
+              f"{extra / r['n_params']:,.0f} B/parameter; model {r['model_bytes'] / 1e6:.1f} MB = "
+              f"{r['model_bytes'] / r['n_params']:.0f} B/parameter")
     print(f"skcrf vectorise {rows['skcrf n_jobs=1']['vectorise_s']:.1f} s, "
           f"nnz {rows['skcrf n_jobs=1']['nnz']:,}; "
           f"featurise (both) {rows['skcrf n_jobs=1']['featurise_s']:.1f} s")

@@ -59,7 +59,8 @@ def _emissions(indptr, indices, data, t0, T, W, out):
 
 
 @njit(**_JIT)
-def _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work):
+def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
+                      work, w, gA):
     """Scaled forward-backward on one sequence of length T = E.shape[0] >= 1.
 
     On return ``U[t] = exp(E[t] - max(E[t]))``, ``alpha[t]`` and ``beta[t]``
@@ -67,7 +68,14 @@ def _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work):
     marginal P(y_t = j), ``scale[t]`` the forward normaliser. Returns
     ``log Z`` up to the shifts the caller applied to ``expA`` / start / end.
     Returns NaN when the scaled recursion underflowed (every path got
-    probability 0 in floating point).
+    probability 0 in floating point); ``gA`` is then untouched.
+
+    ``expAT`` is ``expA`` transposed (C-contiguous): the forward step is then
+    one dot product per label, whose chains the CPU runs side by side.
+    When ``w != 0`` the backward pass also adds ``w`` times the expected
+    transition counts, ``sum_t P(y_{t-1} = i, y_t = j)``, to ``gA``: the pair
+    marginal at t is ``alpha[t-1, i] * expA[i, j] * U[t, j] * beta[t, j] /
+    scale[t]``, and the backward step computes exactly those products.
     """
     T, L = E.shape
     logz = 0.0
@@ -92,18 +100,14 @@ def _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work):
         alpha[0, j] *= inv
     logz += np.log(s)
     for t in range(1, T):
-        for j in range(L):
-            alpha[t, j] = 0.0
-        for i in range(L):
-            a = alpha[t - 1, i]
-            if a == 0.0:
-                continue
-            for j in range(L):
-                alpha[t, j] += a * expA[i, j]
         s = 0.0
         for j in range(L):
-            alpha[t, j] *= U[t, j]
-            s += alpha[t, j]
+            acc = 0.0
+            for i in range(L):
+                acc += alpha[t - 1, i] * expAT[j, i]
+            acc *= U[t, j]
+            alpha[t, j] = acc
+            s += acc
         if not (s > 0.0 and s < np.inf):
             return np.nan
         scale[t] = s
@@ -117,7 +121,7 @@ def _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work):
     if not (s > 0.0 and s < np.inf):
         return np.nan
     logz += np.log(s)
-    # backward
+    # backward (and the pair marginals of (t, t + 1))
     inv = 1.0 / s
     for j in range(L):
         beta[T - 1, j] = exp_end[j] * inv
@@ -125,11 +129,21 @@ def _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work):
         inv = 1.0 / scale[t + 1]
         for j in range(L):
             work[j] = U[t + 1, j] * beta[t + 1, j] * inv
-        for i in range(L):
-            acc = 0.0
-            for j in range(L):
-                acc += expA[i, j] * work[j]
-            beta[t, i] = acc
+        if w == 0.0:
+            for i in range(L):
+                acc = 0.0
+                for j in range(L):
+                    acc += expA[i, j] * work[j]
+                beta[t, i] = acc
+        else:
+            for i in range(L):
+                acc = 0.0
+                wa = w * alpha[t, i]
+                for j in range(L):
+                    prod = expA[i, j] * work[j]
+                    acc += prod
+                    gA[i, j] += wa * prod
+                beta[t, i] = acc
     return logz
 
 
@@ -188,6 +202,24 @@ def _forward_backward_log(E, A, start, end, la, lb):
 
 
 @njit(**_JIT)
+def _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w, gW, work):
+    """Expected state counts of one sequence: gW[f, :] += w * x_tf * P(y_t = .)
+    for every non-zero (t, f), with P(y_t = j) = alpha[t, j] * beta[t, j]."""
+    L = gW.shape[1]
+    nnz = indices.size
+    for t in range(T):
+        for j in range(L):
+            work[j] = w * alpha[t, j] * beta[t, j]
+        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+            if p + PREFETCH_DISTANCE < nnz:
+                prefetch_row(gW, indices[p + PREFETCH_DISTANCE])
+            f = indices[p]
+            v = data[p]
+            for j in range(L):
+                gW[f, j] += v * work[j]
+
+
+@njit(**_JIT)
 def _accumulate_pairs_log(E, A, la, lb, logz, w, gA):
     T, L = E.shape
     for t in range(1, T):
@@ -199,8 +231,8 @@ def _accumulate_pairs_log(E, A, la, lb, logz, w, gA):
 
 
 @njit(**_JIT)
-def _sequence_marginals(E, U, A, start, end, expA, exp_start, exp_end,
-                        alpha, beta, scale, work, la, lb):
+def _sequence_marginals(E, U, A, start, end, expA, expAT, exp_start, exp_end,
+                        alpha, beta, scale, work, la, lb, w, gA):
     """Forward-backward with the log-space fallback. Returns (log Z, scaled).
 
     ``scaled`` is False when the fallback ran; then ``alpha`` holds the node
@@ -208,11 +240,14 @@ def _sequence_marginals(E, U, A, start, end, expA, exp_start, exp_end,
     The returned log Z is relative to the shifts of ``expA`` etc.; the caller
     adds them back only when ``scaled`` is True.
     """
-    logz = _forward_backward(E, U, expA, exp_start, exp_end, alpha, beta, scale, work)
+    logz = _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta,
+                             scale, work, w, gA)
     if logz == logz:
         return logz, True
     T, L = E.shape
     logz = _forward_backward_log(E, A, start, end, la, lb)
+    if w != 0.0:
+        _accumulate_pairs_log(E, A, la, lb, logz, w, gA)
     for t in range(T):
         for j in range(L):
             alpha[t, j] = np.exp(la[t, j] + lb[t, j] - logz)
@@ -233,18 +268,19 @@ def _posterior_buffers(lo, hi, offsets, L):
 
 
 @njit(**_JIT)
-def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, exp_start,
-                exp_end, shifts, bufs):
+def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, expAT,
+                exp_start, exp_end, shifts, bufs, w, gA):
     """Emissions and forward-backward of the sequence at rows t0..t0+T-1 (T >= 1).
 
     Leaves the node marginals as ``alpha * beta`` in ``bufs`` and returns
     ``(log Z, scaled)``; ``scaled`` is False when the log-space fallback ran.
+    With ``w != 0`` also adds ``w`` times the expected transition counts to ``gA``.
     """
     E, alpha, beta, U, scale, work, la, lb = bufs
     _emissions(indptr, indices, data, t0, T, W, E)
     logz, scaled = _sequence_marginals(
-        E[:T], U[:T], A, start, end, expA, exp_start, exp_end,
-        alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T])
+        E[:T], U[:T], A, start, end, expA, expAT, exp_start, exp_end,
+        alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T], w, gA)
     if scaled:
         logz += _shift_total(shifts, T)
     return logz, scaled
@@ -270,9 +306,9 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
                      gW, gA, gS, gE, logz_out):
     """Expected counts and log Z for sequences lo..hi-1 into the given buffers."""
     L = W.shape[1]
-    nnz = indices.size
     bufs = _posterior_buffers(lo, hi, offsets, L)
     E, alpha, beta, U, scale, work, la, lb = bufs
+    expAT = np.ascontiguousarray(expA.T)
     for i in range(L):
         gS[i] = 0.0
         gE[i] = 0.0
@@ -285,40 +321,17 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
         if T == 0:
             logz_out[s] = 0.0
             continue
-        logz, scaled = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
-                                   expA, exp_start, exp_end, shifts, bufs)
-        logz_out[s] = logz
         w = weights[s]
+        logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                              expA, expAT, exp_start, exp_end, shifts, bufs, w, gA)
+        logz_out[s] = logz
         if w == 0.0:
             continue
-        # state features: expected counts = sum_t x_t (outer) P_t
-        for t in range(T):
-            for j in range(L):
-                work[j] = w * alpha[t, j] * beta[t, j]
-            for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-                if p + PREFETCH_DISTANCE < nnz:
-                    prefetch_row(gW, indices[p + PREFETCH_DISTANCE])
-                f = indices[p]
-                v = data[p]
-                for j in range(L):
-                    gW[f, j] += v * work[j]
+        _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w,
+                                 gW, work)
         for j in range(L):
             gS[j] += w * alpha[0, j] * beta[0, j]
             gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
-        # transitions: pair marginals
-        if scaled:
-            for t in range(1, T):
-                inv = w / scale[t]
-                for j in range(L):
-                    work[j] = U[t, j] * beta[t, j] * inv
-                for i in range(L):
-                    a = alpha[t - 1, i]
-                    if a == 0.0:
-                        continue
-                    for j in range(L):
-                        gA[i, j] += a * expA[i, j] * work[j]
-        else:
-            _accumulate_pairs_log(E[:T], A, la[:T], lb[:T], logz, w, gA)
 
 
 @njit(**_JIT)
@@ -456,6 +469,8 @@ def _marginals_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end,
     L = W.shape[1]
     bufs = _posterior_buffers(lo, hi, offsets, L)
     alpha, beta = bufs[1], bufs[2]
+    expAT = np.ascontiguousarray(expA.T)
+    no_counts = np.zeros((L, L))
     for s in range(lo, hi):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
@@ -463,7 +478,8 @@ def _marginals_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end,
             logz_out[s] = 0.0
             continue
         logz, scaled = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
-                                   expA, exp_start, exp_end, shifts, bufs)
+                                   expA, expAT, exp_start, exp_end, shifts, bufs,
+                                   0.0, no_counts)
         logz_out[s] = logz
         for t in range(T):
             for j in range(L):

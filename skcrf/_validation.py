@@ -97,6 +97,9 @@ def check_labels(y, lengths, what="y"):
         raise ValueError(
             f"X has {len(lengths)} sequences but {what} has {len(y)} label sequences."
         )
+    fast = _concatenate_label_arrays(y, lengths)
+    if fast is not None:
+        return fast
     flat = []
     kinds = set()
     for i, seq in enumerate(y):
@@ -119,6 +122,30 @@ def check_labels(y, lengths, what="y"):
     if kinds == {"str"}:
         return np.asarray(flat, dtype=str)
     return np.asarray(flat, dtype=np.int64)
+
+
+def _concatenate_label_arrays(y, lengths):
+    """Fast path for label sequences that are all 1-D integer (or all 1-D str)
+    NumPy arrays of the right lengths: one concatenation, no Python objects.
+    Returns None when ``y`` is anything else (the general path then checks it)."""
+    if len(y) == 0:
+        return None
+    kinds = set()
+    for seq in y:
+        if not (isinstance(seq, np.ndarray) and seq.ndim == 1):
+            return None
+        kinds.add("int" if seq.dtype.kind in "iu" else
+                  "str" if seq.dtype.kind == "U" else "other")
+    if len(kinds) != 1 or "other" in kinds:
+        return None
+    if not np.array_equal([seq.size for seq in y], lengths):
+        return None  # the general path reports which sequence is off
+    flat = np.concatenate(y)
+    if kinds == {"int"}:
+        if flat.dtype.kind == "u" and flat.size and flat.max() > np.iinfo(np.int64).max:
+            return None
+        return flat.astype(np.int64, copy=False)
+    return flat
 
 
 def _raise_bad_label(y, what):

@@ -185,3 +185,36 @@ def test_keyboard_interrupt_leaves_the_estimator_as_it_was(monkeypatch):
             np.testing.assert_array_equal(got, v)
         else:
             assert got == v, k
+
+
+# ---------------------------------------------------------------- label arrays
+def test_label_arrays_take_the_fast_path_with_the_same_result():
+    from skcrf._validation import check_labels
+
+    lengths = np.array([3, 1, 2])
+    as_lists = [[0, 2, 1], [1], [2, 0]]
+    as_arrays = [np.array(s, dtype=np.int32) for s in as_lists]
+    np.testing.assert_array_equal(check_labels(as_arrays, lengths),
+                                  check_labels(as_lists, lengths))
+    strs = [np.array(["B", "I", "O"]), np.array(["O"]), np.array(["B", "O"])]
+    assert check_labels(strs, lengths).tolist() == ["B", "I", "O", "O", "B", "O"]
+
+
+def test_label_arrays_of_the_wrong_length_or_mixed_kinds_are_refused():
+    from skcrf._validation import check_labels
+
+    with pytest.raises(ValueError, match=r"y\[1\] has 2 labels but sequence 1 has 1"):
+        check_labels([np.array([0, 1, 2]), np.array([1, 1])], np.array([3, 1]))
+    with pytest.raises(TypeError):
+        check_labels([np.array([0, 1, 2]), np.array(["a"])], np.array([3, 1]))
+
+
+def test_fit_on_label_arrays_equals_fit_on_lists():
+    rng = np.random.default_rng(0)
+    X = [sp.random(int(n), 6, density=0.5, format="csr", random_state=rng)
+         for n in rng.integers(1, 6, size=20)]
+    y = [rng.integers(0, 3, size=x.shape[0]) for x in X]
+    a = LinearChainCRF(max_iter=50).fit(X, y)
+    b = LinearChainCRF(max_iter=50).fit(X, [s.tolist() for s in y])
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
+    assert a.classes_.tolist() == b.classes_.tolist()

@@ -1,0 +1,153 @@
+"""How the cost of an objective evaluation grows with tokens, labels and features.
+
+On synthetic corpora (``synthetic.make_corpus``: Zipf-distributed binary
+features, Markov-chain labels, 20 non-zeros per token) it measures, each case
+in its own process:
+
+* ``s/eval``: one objective + gradient evaluation (what each L-BFGS iteration
+  costs, line-search steps aside), median of 3 after a warm-up, for
+  ``n_jobs=1`` and ``n_jobs=2``;
+* ``ns per token·label²`` and ``ns per nnz·label``: the cost normalised by the
+  two terms of the model, tokens x labels² (forward-backward and transition
+  marginals) and non-zeros x labels (emission scores and state gradient);
+* ``fit`` wall time of 3 L-BFGS iterations through the public
+  ``LinearChainCRF.fit`` (validation, layout, empirical counts included) and its
+  peak RSS (VmHWM reset just before ``fit``; the corpus itself is included).
+
+Sweeps: tokens 10^4 .. 10^7 (10^5 features, 10 labels); labels 5 .. 50
+(10^5 tokens); features 10^4 .. 10^6 (10^6 tokens, 10 labels). Then a
+least-squares fit of s/eval = a·tokens·L² + b·nnz·L over all cases shows how
+well the two-term model explains the measurements.
+
+    python benchmarks/bench_scaling.py            # all sweeps, ~15 min on 2 cores
+    python benchmarks/bench_scaling.py --quick    # the small cases only
+"""
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import date
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_conll2002 import machine, reset_peak_rss, vm_hwm_mb  # noqa: E402
+
+TOKENS = [10_000, 100_000, 1_000_000, 10_000_000]
+LABELS = [5, 10, 20, 50]
+FEATURES = [10_000, 100_000, 1_000_000]
+
+
+def run_child(n_tokens, n_features, n_labels):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skcrf import LinearChainCRF
+    from skcrf._crf import _numba_threads
+    from skcrf._objective import CRFObjective
+    from synthetic import make_corpus
+
+    t = time.perf_counter()
+    X, y = make_corpus(n_tokens, n_features, n_labels)
+    out = dict(tokens=int(X.n_tokens), features=n_features, labels=n_labels,
+               nnz=int(X.X.nnz), generate_s=time.perf_counter() - t)
+    LinearChainCRF(max_iter=1).fit(X[:5], y[:5])  # load the compiled kernels
+    flat = np.concatenate(y)
+    est = LinearChainCRF(c2=1.0)
+    layout = est._make_layout(X, flat, n_labels)
+    out["params"] = int(layout.n_params)
+    theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
+    for n_threads in (1, 2):
+        obj = CRFObjective(X, flat, layout, 1.0, np.ones(len(X)), n_threads)
+        with _numba_threads(n_threads):
+            obj(theta)
+            times = []
+            for _ in range(3):
+                t = time.perf_counter()
+                obj(theta)
+                times.append(time.perf_counter() - t)
+        out[f"eval_s_{n_threads}"] = float(np.median(times))
+        del obj
+    del layout, theta, flat
+    gc.collect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reset_peak_rss()
+        t = time.perf_counter()
+        LinearChainCRF(c2=1.0, max_iter=3, n_jobs=-1).fit(X, y)
+        out["fit3_s"] = time.perf_counter() - t
+        out["fit_peak_rss_mb"] = vm_hwm_mb()
+    print(json.dumps(out), flush=True)
+
+
+def run_case(n_tokens, n_features, n_labels):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(HERE, ".."), HERE, env.get("PYTHONPATH", "")])
+    res = subprocess.run(
+        [sys.executable, __file__, "--child", f"{n_tokens},{n_features},{n_labels}"],
+        capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        raise SystemExit(f"case {n_tokens},{n_features},{n_labels} failed")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def row(r):
+    e1, e2 = r["eval_s_1"], r["eval_s_2"]
+    tl2 = r["tokens"] * r["labels"] ** 2
+    nl = r["nnz"] * r["labels"]
+    return (f"| {r['tokens']:,} | {r['features']:,} | {r['labels']} | {r['nnz']:,} | "
+            f"{r['params']:,} | {e1:.4f} | {e2:.4f} | {e1 / e2:.2f} | "
+            f"{e1 * 1e9 / tl2:.2f} | {e1 * 1e9 / nl:.2f} | {r['fit3_s']:.1f} | "
+            f"{r['fit_peak_rss_mb']:,.0f} |")
+
+
+HEADER = ("| tokens | features | labels | nnz | parameters | s/eval 1 thread | "
+          "s/eval 2 threads | speed-up | ns per token·L² | ns per nnz·L | "
+          "fit 3 iter s | fit peak RSS MB |\n|" + "---|" * 12)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="skip the 10^7-token and 10^6-feature cases")
+    ap.add_argument("--child", default=None)
+    args = ap.parse_args()
+    if args.child:
+        run_child(*(int(v) for v in args.child.split(",")))
+        return
+    tokens = TOKENS[:2] if args.quick else TOKENS
+    labels = LABELS[:3] if args.quick else LABELS
+    features = FEATURES[:2] if args.quick else FEATURES
+    print(f"# Scaling of one objective evaluation, synthetic corpora — {date.today()} — {machine()}")
+    results = []
+    sweeps = [("tokens (10^5 features, 10 labels)", [(t, 100_000, 10) for t in tokens]),
+              ("labels (10^5 tokens, 10^5 features)", [(100_000, 100_000, L) for L in labels]),
+              ("features (10^6 tokens, 10 labels)", [(1_000_000, f, 10) for f in features])]
+    done = {}
+    for title, cases in sweeps:
+        print(f"\n## {title}\n{HEADER}", flush=True)
+        for case in cases:
+            if case not in done:
+                done[case] = run_case(*case)
+                results.append(done[case])
+            print(row(done[case]), flush=True)
+    # two-term cost model, least squares on relative error
+    T = np.array([r["tokens"] * r["labels"] ** 2 for r in results], float)
+    N = np.array([r["nnz"] * r["labels"] for r in results], float)
+    e = np.array([r["eval_s_1"] for r in results])
+    A = np.column_stack([T, N]) / e[:, None]
+    (a, b), *_ = np.linalg.lstsq(A, np.ones_like(e), rcond=None)
+    pred = a * T + b * N
+    print(f"\nmodel (1 thread): s/eval = {a * 1e9:.2f} ns x tokens·L² + {b * 1e9:.2f} ns x nnz·L; "
+          f"measured / model over all cases: {np.min(e / pred):.2f} .. {np.max(e / pred):.2f}")
+
+
+if __name__ == "__main__":
+    main()

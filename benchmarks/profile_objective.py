@@ -1,0 +1,236 @@
+"""Where the time of one objective evaluation goes, and how far it is from a lower bound.
+
+On CoNLL-2002 Spanish with the sklearn-crfsuite tutorial features (the
+``bench_conll2002.py`` problem) it prints
+
+1. featurisation: feature dicts and their vectorisation (once per fit);
+2. each stage of an evaluation run alone over the whole corpus, one thread,
+   with the package's own kernels: emission scores, scaled forward-backward
+   (including the exp of every emission) without and with the transition pair
+   marginals it accumulates on the way back, expected state counts;
+3. the whole evaluation (``CRFObjective``) with 1 and 2 threads;
+4. the optimiser's share: a 40-iteration fit timed inside and outside the
+   objective, and evaluations per iteration;
+5. a lower bound: the bytes an evaluation must touch (the CSR matrix once,
+   the state weights once, their gradient once) over the measured streaming
+   bandwidth, and its multiply-adds over the measured peak rate (BLAS dgemm,
+   one thread) — and how many times the bound the evaluation takes.
+
+    python benchmarks/profile_objective.py --data ../shared/data/conll2002
+"""
+
+import argparse
+import os
+import sys
+import time
+from datetime import date
+
+import numpy as np
+from numba import njit, prange
+from threadpoolctl import threadpool_limits
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_conll2002 import load, machine, vectorise  # noqa: E402
+
+from skcrf import LinearChainCRF  # noqa: E402
+from skcrf import _kernels as K  # noqa: E402
+from skcrf import _objective  # noqa: E402
+from skcrf._crf import _numba_threads  # noqa: E402
+
+_J = dict(cache=False, nogil=True, error_model="numpy")
+
+
+# ---------------------------------------------------------------- stage drivers
+@njit(**_J)
+def _stage_emissions(indptr, indices, data, offsets, W, E):
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        K._emissions(indptr, indices, data, t0, offsets[s + 1] - t0, W, E[t0:])
+
+
+@njit(**_J)
+def _stage_forward_backward(offsets, E, expA, es, ee, U, alpha, beta, scale, work,
+                            w, gA):
+    expAT = np.ascontiguousarray(expA.T)
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        K._forward_backward(E[a:b], U[a:b], expA, expAT, es, ee, alpha[a:b],
+                            beta[a:b], scale[a:b], work, w, gA)
+
+
+@njit(**_J)
+def _stage_state_counts(indptr, indices, data, offsets, alpha, beta, gW, work):
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        K._accumulate_state_counts(indptr, indices, data, a, b - a, alpha[a:b],
+                                   beta[a:b], 1.0, gW, work)
+
+
+# ---------------------------------------------------------------- machine limits
+@njit(**_J)
+def _stream_sum(x):
+    acc0 = acc1 = acc2 = acc3 = 0.0
+    n = x.size - x.size % 4
+    for i in range(0, n, 4):
+        acc0 += x[i]
+        acc1 += x[i + 1]
+        acc2 += x[i + 2]
+        acc3 += x[i + 3]
+    return acc0 + acc1 + acc2 + acc3
+
+
+@njit(parallel=True, **_J)
+def _stream_sum_parallel(x, n_parts):
+    part = np.zeros(n_parts)
+    size = (x.size + n_parts - 1) // n_parts
+    for k in prange(n_parts):
+        part[k] = _stream_sum(x[k * size:min(x.size, (k + 1) * size)])
+    return part.sum()
+
+
+def best_of(fn, reps=5):
+    fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times), float(np.median(times))
+
+
+def bandwidth_gb_s(threads):
+    x = np.ones(2**28)  # 2 GiB, far beyond any cache
+    with _numba_threads(threads):
+        if threads == 1:
+            t, _ = best_of(lambda: _stream_sum(x), 3)
+        else:
+            t, _ = best_of(lambda: _stream_sum_parallel(x, threads), 3)
+    return x.nbytes / t / 1e9
+
+
+def peak_madd_per_s():
+    a = np.random.default_rng(0).random((2000, 2000))
+    with threadpool_limits(limits=1, user_api="blas"):
+        t, _ = best_of(lambda: a @ a, 3)
+    return 2000.0**3 / t
+
+
+# ---------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                                                   "conll2002"))
+    args = ap.parse_args()
+    print(f"# Profile of one objective evaluation, CoNLL-2002 Spanish, c2=1 — "
+          f"{date.today()} — {machine()}")
+
+    t = time.perf_counter()
+    trf, trt, tef, _ = load(args.data)
+    t_dicts = time.perf_counter() - t
+    t = time.perf_counter()
+    Xtr, _ = vectorise(trf, tef)
+    t_vec = time.perf_counter() - t
+    del trf, tef
+    print(f"featurisation (once per fit): feature dicts {t_dicts:.1f} s, "
+          f"DictVectorizer (train + test) {t_vec:.1f} s")
+
+    classes = sorted({lab for s in trt for lab in s})
+    y = np.array([classes.index(lab) for s in trt for lab in s], dtype=np.int32)
+    L = len(classes)
+    est = LinearChainCRF(all_possible_transitions=False, start_end_transitions=False)
+    layout = est._make_layout(Xtr, y, L)
+    theta = np.random.default_rng(0).normal(scale=0.3, size=layout.n_params)
+    obj = _objective.CRFObjective(Xtr, y, layout, 1.0, np.ones(len(Xtr)), 1)
+    n, F, nnz = Xtr.n_tokens, layout.n_features, int(Xtr.X.nnz)
+    print(f"problem: {len(Xtr):,} sequences, {n:,} tokens, {F:,} features, "
+          f"{nnz:,} non-zeros, {L} labels, {layout.n_params:,} parameters")
+
+    # --- stages, one thread, whole corpus
+    W, A, start, end = layout.unpack(theta)
+    # the objective's kernels see features most frequent first: reorder W alike
+    order = np.argsort(-np.bincount(Xtr.X.indices, minlength=F), kind="stable")
+    W = np.ascontiguousarray(W[order])
+    expA, es, ee, _ = _objective.transform_exp(A, start, end)
+    ip, ix, dt, off = obj.indptr, obj.indices, obj.data, obj.offsets
+    E, U, al, be = (np.empty((n, L)) for _ in range(4))
+    sc, work = np.empty(n), np.empty(L)
+    gW, gA = np.zeros((F, L)), np.zeros((L, L))
+    stages = [
+        ("emission scores", lambda: _stage_emissions(ip, ix, dt, off, W, E)),
+        ("forward-backward (with exp), no pair marginals", lambda: _stage_forward_backward(
+            off, E, expA, es, ee, U, al, be, sc, work, 0.0, gA)),
+        ("forward-backward with the pair marginals (what fit runs)",
+         lambda: _stage_forward_backward(off, E, expA, es, ee, U, al, be, sc, work, 1.0, gA)),
+        ("expected state counts", lambda: _stage_state_counts(ip, ix, dt, off, al, be,
+                                                               gW, work)),
+    ]
+    print("\n| stage (1 thread, whole corpus) | best ms | median ms |\n|---|---|---|")
+    total = 0.0
+    for k, (name, fn) in enumerate(stages):
+        best, med = best_of(fn, 9)
+        total += best if k != 1 else 0.0  # the next stage includes this one
+        print(f"| {name} | {best * 1e3:.1f} | {med * 1e3:.1f} |")
+    print(f"| sum of stages (emissions, forward-backward with pairs, state counts) | "
+          f"{total * 1e3:.1f} | |")
+
+    evals = {}
+    for threads in (1, 2):
+        o = _objective.CRFObjective(Xtr, y, layout, 1.0, np.ones(len(Xtr)), threads)
+        with _numba_threads(threads):
+            evals[threads] = best_of(lambda: o(theta), 9)
+        print(f"| whole evaluation, {threads} thread{'s' * (threads > 1)} | "
+              f"{evals[threads][0] * 1e3:.1f} | {evals[threads][1] * 1e3:.1f} |")
+        del o
+
+    # --- optimiser share in a real fit
+    spent = {"t": 0.0, "n": 0}
+    call = _objective.CRFObjective.__call__
+
+    def timed(self, theta):
+        t0 = time.perf_counter()
+        try:
+            return call(self, theta)
+        finally:
+            spent["t"] += time.perf_counter() - t0
+            spent["n"] += 1
+
+    _objective.CRFObjective.__call__ = timed
+    try:
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            m = LinearChainCRF(all_possible_transitions=False, start_end_transitions=False,
+                               max_iter=40, n_jobs=1)
+            t = time.perf_counter()
+            m.fit(Xtr, [list(s) for s in trt])
+            t_fit = time.perf_counter() - t
+    finally:
+        _objective.CRFObjective.__call__ = call
+    print(f"\nfit, 40 iterations, 1 thread: {t_fit:.2f} s; {spent['n']} evaluations "
+          f"({spent['n'] / m.n_iter_:.2f} per iteration) took {spent['t']:.2f} s; "
+          f"outside the objective (validation, set-up, L-BFGS-B): "
+          f"{t_fit - spent['t']:.2f} s ({(t_fit - spent['t']) / t_fit:.1%})")
+
+    # --- lower bound
+    bw1, bw2 = bandwidth_gb_s(1), bandwidth_gb_s(2)
+    madd = peak_madd_per_s()
+    bytes_min = nnz * (4 + 8) + (n + 1) * 8 + 2 * F * L * 8
+    madds = 2 * nnz * L + 3 * n * L * L
+    print(f"\nmachine: streaming read {bw1:.1f} GB/s (1 thread), {bw2:.1f} GB/s "
+          f"(2 threads); dgemm {madd / 1e9:.1f} G multiply-adds/s (1 thread)")
+    print(f"one evaluation must touch >= {bytes_min / 1e6:.1f} MB (CSR once, weights and "
+          f"gradient once) and do {madds / 1e6:.1f} M multiply-adds (2 nnz L + 3 n L^2) "
+          f"and {n * L / 1e6:.2f} M exp")
+    for threads, bw in ((1, bw1), (2, bw2)):
+        bound = max(bytes_min / (bw * 1e9), madds / (madd * threads))
+        print(f"{threads} thread{'s' * (threads > 1)}: bound max({bytes_min / bw / 1e6:.1f} ms "
+              f"memory, {madds / madd / threads * 1e3:.1f} ms arithmetic) = "
+              f"{bound * 1e3:.1f} ms; measured {evals[threads][0] * 1e3:.1f} ms "
+              f"= {evals[threads][0] / bound:.1f}x the bound")
+
+
+if __name__ == "__main__":
+    main()
