@@ -15,6 +15,14 @@ The forward-backward recursions run in probability space with per-position
 scaling (as CRFsuite does): ``exp`` is taken once per (token, label) cell and
 once per transition matrix, not once per L*L cell and token as a log-sum-exp
 would. A disallowed transition has weight -inf, i.e. 0 after ``exp``.
+The expected transition counts are accumulated during the backward pass,
+which computes the products they need anyway.
+
+Where the time goes (``benchmarks/profile_objective.py``): the two sparse
+passes (emission scores, expected state counts) read one feature row per
+non-zero, and the rows of rare features are scattered through memory, so
+both passes prefetch the row they will need ``PREFETCH_DISTANCE`` non-zeros
+ahead; the recursions are latency-bound chains of L-term dot products.
 
 Work is split into chunks of whole sequences (``chunk_bounds``). Each chunk has
 its own gradient buffer, so the ``*_parallel`` drivers need no atomics; the
@@ -364,8 +372,48 @@ def _objective_parallel(bounds, indptr, indices, data, offsets, weights, W, A,
 
 
 # --------------------------------------------------------------------------
-# per-chunk expected counts -> parameter vector
+# parameter vector <-> dense weights and per-chunk expected counts
+# (done in compiled loops: on a million parameters the NumPy expressions,
+# with their temporaries, were a serial step of every evaluation)
 # --------------------------------------------------------------------------
+@njit(**_JIT)
+def _scatter_serial(values, positions, flat):
+    """flat[positions[k]] = values[k]."""
+    for k in range(positions.size):
+        flat[positions[k]] = values[k]
+
+
+@njit(parallel=True, **_JIT)
+def _scatter_parallel(values, positions, flat):
+    for k in prange(positions.size):
+        flat[positions[k]] = values[k]
+
+
+@njit(**_JIT)
+def _penalise_serial(theta, empirical, c2, g):
+    """g += 2 c2 theta - empirical in place; returns (theta . empirical, theta . theta)."""
+    te = 0.0
+    tt = 0.0
+    for k in range(theta.size):
+        t = theta[k]
+        g[k] += 2.0 * c2 * t - empirical[k]
+        te += t * empirical[k]
+        tt += t * t
+    return te, tt
+
+
+@njit(parallel=True, **_JIT)
+def _penalise_parallel(theta, empirical, c2, g):
+    te = 0.0
+    tt = 0.0
+    for k in prange(theta.size):
+        t = theta[k]
+        g[k] += 2.0 * c2 * t - empirical[k]
+        te += t * empirical[k]
+        tt += t * t
+    return te, tt
+
+
 @njit(**_JIT)
 def _gather_sum_serial(flat, positions, out):
     """out[k] = sum over chunks c of flat[c, positions[k]]."""

@@ -174,7 +174,6 @@ class CRFObjective:
         self._gA = np.zeros((n_chunks, L, L))
         self._gS = np.zeros((n_chunks, L))
         self._gE = np.zeros((n_chunks, L))
-        self._g_state = np.zeros(layout.state_pos.size)
         self._logz = np.zeros(self.offsets.size - 1)
         self.n_evals = 0
 
@@ -206,25 +205,26 @@ class CRFObjective:
     def __call__(self, theta):
         """Return ``(f(theta), gradient)``."""
         lay = self.layout
-        gather = K._gather_sum_parallel if self.parallel else K._gather_sum_serial
-        self._W.reshape(-1)[self._pos] = theta[lay.state]
+        par = self.parallel
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        scatter = K._scatter_parallel if par else K._scatter_serial
+        gather = K._gather_sum_parallel if par else K._gather_sum_serial
+        penalise = K._penalise_parallel if par else K._penalise_serial
+        scatter(theta[lay.state], self._pos, self._W.reshape(-1))
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
-        kernel = K._objective_parallel if self.parallel else K._objective_serial
+        kernel = K._objective_parallel if par else K._objective_serial
         kernel(self.bounds, self.indptr, self.indices, self.data, self.offsets,
                self.weights, self._W, A, start, end, expA, exp_start, exp_end,
                shifts, self._gW, self._gA, self._gS, self._gE, self._logz)
-        gather(self._gW.reshape(self._gW.shape[0], -1), self._pos, self._g_state)
-        expected = np.empty(lay.n_params)
-        expected[lay.state] = self._g_state
-        expected[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
-        expected[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
-        expected[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
-        # elementwise sums, not BLAS dot products: BLAS threads spin after a
-        # call and would compete with the kernels' threads
-        f = float(np.sum(self.weights * self._logz) - np.sum(theta * self.empirical)
-                  + self.c2 * np.sum(theta * theta))
-        g = expected - self.empirical + 2.0 * self.c2 * theta
+        # g = expected counts - empirical counts + 2 c2 theta, built in place
+        g = np.empty(lay.n_params)
+        gather(self._gW.reshape(self._gW.shape[0], -1), self._pos, g[lay.state])
+        g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
+        g[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
+        g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
+        theta_emp, theta_sq = penalise(theta, self.empirical, self.c2, g)
+        f = float(np.sum(self.weights * self._logz) - theta_emp + self.c2 * theta_sq)
         self.n_evals += 1
         return f, g
 

@@ -123,8 +123,22 @@ def test_huge_weights_fall_back_to_log_space_without_nan():
     W = np.array([[1e4, 0.0], [0.0, 1e4]])
     A = np.array([[0.0, -1e4], [-1e4, 0.0]])
     start, end = np.zeros(L), np.zeros(L)
-    obj, layout = _setup(X, y, L, True)
+    # plus an ordinary sequence, weighted differently, that stays on the scaled path
+    X.append(np.array([[0.5, 0.0], [0.0, 0.0]]))
+    y.append(np.array([1, 0]))
+    weights = np.array([2.0, 0.5])
+    obj, layout = _setup(X, y, L, True, weights=weights)
     f, g = obj(layout.pack(W, A, start, end))
     assert np.isfinite(f) and np.isfinite(g).all()
     want = naive.log_z(X[0], W, A, start, end)
     assert obj._logz[0] == pytest.approx(want, rel=1e-12)
+    # expected counts (node, pair, start, end) of both sequences against enumeration
+    eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
+    for x, w in zip(X, weights):
+        node, pair = naive.marginals(x, W, A, start, end)
+        eW += w * x.T @ node
+        eA += w * pair
+        eS += w * node[0]
+        eE += w * node[-1]
+    np.testing.assert_allclose(g + obj.empirical, layout.pack(eW, eA, eS, eE),
+                               rtol=1e-8, atol=1e-10)
