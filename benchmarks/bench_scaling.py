@@ -1,7 +1,7 @@
 """How the cost of an objective evaluation grows with tokens, labels and features.
 
 On synthetic corpora (``synthetic.make_corpus``: Zipf-distributed binary
-features, Markov-chain labels, 20 non-zeros per token) it measures, each case
+features, Markov-chain labels, about 16 non-zeros per token) it measures, each case
 in its own process:
 
 * ``s/eval``: one objective + gradient evaluation (what each L-BFGS iteration
@@ -19,7 +19,7 @@ Sweeps: tokens 10^4 .. 10^7 (10^5 features, 10 labels); labels 5 .. 50
 least-squares fit of s/eval = a·tokens·L² + b·nnz·L over all cases shows how
 well the two-term model explains the measurements.
 
-    python benchmarks/bench_scaling.py            # all sweeps, ~15 min on 2 cores
+    python benchmarks/bench_scaling.py            # all sweeps, ~8 min on 2 cores
     python benchmarks/bench_scaling.py --quick    # the small cases only
 """
 

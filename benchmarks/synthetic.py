@@ -5,8 +5,9 @@
 * sequence lengths around ``mean_length`` (1 + Poisson), cut to ``n_tokens``;
 * labels from a random first-order Markov chain (each label has a few likely
   successors, like BIO tags), so transitions carry information;
-* ``nnz_per_token`` distinct binary features per token: a bias feature, then
-  features drawn from a Zipf law over the feature ids (a few very frequent
+* binary features: a bias feature, then ``nnz_per_token - 1`` draws from a
+  Zipf law over the feature ids (repeats within a token are merged, so 20
+  draws give about 16 distinct features) (a few very frequent
   features, a long tail of rare ones, as with words and character n-grams).
   Half of them are shifted by an offset that depends on the token's label,
   so the features predict the label and a CRF has something to learn.
