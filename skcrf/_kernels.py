@@ -29,8 +29,9 @@ its own gradient buffer, so the ``*_parallel`` drivers need no atomics; the
 serial drivers are the same loops without the thread pool, used for
 ``n_jobs=1`` (no threading layer involved at all).
 
-All kernels use ``fastmath=False``: -inf weights and their ``exp`` of 0 must
-keep IEEE semantics.
+The kernels use ``fastmath=False`` (-inf weights and their ``exp`` of 0 must
+keep IEEE semantics), except the scaled recursion, which only allows
+reassociation and fused multiply-adds (``_JIT_RECURSION``).
 """
 
 import numpy as np
@@ -39,6 +40,11 @@ from numba import njit, prange
 from ._intrinsics import exp_nonpositive, prefetch_row
 
 _JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+# The recursions may reassociate sums and fuse multiply-adds, so that their
+# L-term dot products vectorise (1.3x at 9 labels, 2x at 20). These flags
+# assume nothing about inf or NaN, so the IEEE semantics the -inf weights
+# rely on are kept; the results differ from strict order in the last bits.
+_JIT_RECURSION = dict(_JIT, fastmath={"reassoc", "contract"})
 
 # How many non-zeros ahead the sparse passes prefetch the feature row they
 # will need (about the latency of a cache miss divided by the time per
@@ -67,6 +73,25 @@ def _emissions(indptr, indices, data, t0, T, W, out):
 
 
 @njit(**_JIT)
+def _exp_shifted(E, U):
+    """U[t] = exp(E[t] - max(E[t])); returns the sum of the maxima.
+
+    Kept out of the (reassociating) recursion so that the exp's range
+    reduction is evaluated exactly as written."""
+    T, L = E.shape
+    total = 0.0
+    for t in range(T):
+        m = E[t, 0]
+        for j in range(1, L):
+            if E[t, j] > m:
+                m = E[t, j]
+        for j in range(L):
+            U[t, j] = exp_nonpositive(E[t, j] - m)
+        total += m
+    return total
+
+
+@njit(**_JIT_RECURSION)
 def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
                       work, w, gA):
     """Scaled forward-backward on one sequence of length T = E.shape[0] >= 1.
@@ -86,15 +111,7 @@ def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
     scale[t]``, and the backward step computes exactly those products.
     """
     T, L = E.shape
-    logz = 0.0
-    for t in range(T):
-        m = E[t, 0]
-        for j in range(1, L):
-            if E[t, j] > m:
-                m = E[t, j]
-        for j in range(L):
-            U[t, j] = exp_nonpositive(E[t, j] - m)
-        logz += m
+    logz = _exp_shifted(E, U)
     # forward
     s = 0.0
     for j in range(L):
