@@ -130,6 +130,19 @@ def vm_rss_mb():
     return _status_mb("VmRSS")
 
 
+def timed_fit(model, X, y):
+    """Fit ``model`` and return ``{"fit_s", "fit_peak_rss_mb", "rss_before_fit_mb"}``:
+    wall time, and the RSS high-water mark reset just before the fit (so it
+    includes the input already in memory) with the RSS it started from."""
+    gc.collect()
+    reset_peak_rss()
+    before = vm_rss_mb()
+    t = time.perf_counter()
+    model.fit(X, y)
+    fit_s = time.perf_counter() - t
+    return {"fit_s": fit_s, "fit_peak_rss_mb": vm_hwm_mb(), "rss_before_fit_mb": before}
+
+
 def first_call():
     """Seconds of the first fit + predict in a process (Numba compiles or loads
     its cache), serial and parallel kernels; and of the import before it."""
@@ -165,13 +178,7 @@ def run_child(engine, args):
         model = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.0, c2=c2,
                                      max_iterations=args.max_iter,
                                      all_possible_transitions=False)
-        gc.collect()
-        reset_peak_rss()
-        out["rss_before_fit_mb"] = vm_rss_mb()
-        t = time.perf_counter()
-        model.fit(Xtr, ytr)
-        out["fit_peak_rss_mb"] = vm_hwm_mb()
-        out["fit_s"] = time.perf_counter() - t
+        out.update(timed_fit(model, Xtr, ytr))
         log = model.training_log_
         out["n_iter"] = len(log.iterations)
         out["objective"] = log.last_iteration["loss"]
@@ -192,13 +199,7 @@ def run_child(engine, args):
         model = LinearChainCRF(c2=c2, max_iter=args.max_iter, tol=args.tol,
                                all_possible_transitions=False,
                                start_end_transitions=False, n_jobs=args.n_jobs)
-        gc.collect()
-        reset_peak_rss()
-        out["rss_before_fit_mb"] = vm_rss_mb()
-        t = time.perf_counter()
-        model.fit(Str, ytr)
-        out["fit_peak_rss_mb"] = vm_hwm_mb()
-        out["fit_s"] = time.perf_counter() - t
+        out.update(timed_fit(model, Str, ytr))
         out["n_iter"] = model.n_iter_
         out["objective"] = model.objective_
         out["n_params"] = int(np.count_nonzero(model.coef_)

@@ -16,7 +16,7 @@ in its own process:
 
 Sweeps: tokens 10^4 .. 10^7 (10^5 features, 10 labels); labels 5 .. 50
 (10^5 tokens); features 10^4 .. 10^6 (10^6 tokens, 10 labels). Then a
-least-squares fit of s/eval = a·tokens·L² + b·nnz·L over all cases shows how
+non-negative least-squares fit of s/eval = a·tokens·L² + b·nnz·L over all cases shows how
 well the two-term model explains the measurements.
 
     python benchmarks/bench_scaling.py            # all sweeps, ~8 min on 2 cores
@@ -24,7 +24,6 @@ well the two-term model explains the measurements.
 """
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -33,10 +32,11 @@ import time
 from datetime import date
 
 import numpy as np
+from scipy.optimize import nnls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_conll2002 import machine, reset_peak_rss, vm_hwm_mb  # noqa: E402
+from bench_conll2002 import machine, timed_fit  # noqa: E402
 
 TOKENS = [10_000, 100_000, 1_000_000, 10_000_000]
 LABELS = [5, 10, 20, 50]
@@ -75,14 +75,10 @@ def run_child(n_tokens, n_features, n_labels):
         out[f"eval_s_{n_threads}"] = float(np.median(times))
         del obj
     del layout, theta, flat
-    gc.collect()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        reset_peak_rss()
-        t = time.perf_counter()
-        LinearChainCRF(c2=1.0, max_iter=3, n_jobs=-1).fit(X, y)
-        out["fit3_s"] = time.perf_counter() - t
-        out["fit_peak_rss_mb"] = vm_hwm_mb()
+        fit = timed_fit(LinearChainCRF(c2=1.0, max_iter=3, n_jobs=-1), X, y)
+    out["fit3_s"], out["fit_peak_rss_mb"] = fit["fit_s"], fit["fit_peak_rss_mb"]
     print(json.dumps(out), flush=True)
 
 
@@ -138,12 +134,12 @@ def main():
                 done[case] = run_case(*case)
                 results.append(done[case])
             print(row(done[case]), flush=True)
-    # two-term cost model, least squares on relative error
+    # two-term cost model, non-negative least squares on relative error
     T = np.array([r["tokens"] * r["labels"] ** 2 for r in results], float)
     N = np.array([r["nnz"] * r["labels"] for r in results], float)
     e = np.array([r["eval_s_1"] for r in results])
     A = np.column_stack([T, N]) / e[:, None]
-    (a, b), *_ = np.linalg.lstsq(A, np.ones_like(e), rcond=None)
+    (a, b), _ = nnls(A, np.ones_like(e))  # costs cannot be negative
     pred = a * T + b * N
     print(f"\nmodel (1 thread): s/eval = {a * 1e9:.2f} ns x tokens·L² + {b * 1e9:.2f} ns x nnz·L; "
           f"measured / model over all cases: {np.min(e / pred):.2f} .. {np.max(e / pred):.2f}")

@@ -10,7 +10,6 @@ start/end weights. Each engine runs in its own process.
 """
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -20,7 +19,7 @@ from collections import Counter
 from datetime import date
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conll2002 import HERE, machine, reset_peak_rss, vm_hwm_mb  # noqa: E402
+from bench_conll2002 import HERE, machine, timed_fit  # noqa: E402
 
 
 def featurise(data, limit):
@@ -64,12 +63,7 @@ def run_child(engine, args):
         del Str, Ste
         model = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.0, c2=args.c2,
                                      max_iterations=1000, all_possible_transitions=False)
-        gc.collect()
-        reset_peak_rss()
-        t = time.perf_counter()
-        model.fit(Xtr, ytr)
-        out["fit_s"] = time.perf_counter() - t
-        out["fit_peak_rss_mb"] = vm_hwm_mb()
+        out.update(timed_fit(model, Xtr, ytr))
         out["n_iter"] = len(model.training_log_.iterations)
         out["objective"] = model.training_log_.last_iteration["loss"]
         Xpred = Xte
@@ -79,12 +73,7 @@ def run_child(engine, args):
         LinearChainCRF().fit(Str[:3], ytr[:3])  # load the compiled kernels
         model = LinearChainCRF(c2=args.c2, all_possible_transitions=False,
                                start_end_transitions=False, n_jobs=args.n_jobs)
-        gc.collect()
-        reset_peak_rss()
-        t = time.perf_counter()
-        model.fit(Str, ytr)
-        out["fit_s"] = time.perf_counter() - t
-        out["fit_peak_rss_mb"] = vm_hwm_mb()
+        out.update(timed_fit(model, Str, ytr))
         out["n_iter"] = model.n_iter_
         out["objective"] = model.objective_
         Xpred = Ste

@@ -135,9 +135,10 @@ def main():
     print(f"featurisation (once per fit): feature dicts {t_dicts:.1f} s, "
           f"DictVectorizer (train + test) {t_vec:.1f} s")
 
-    classes = sorted({lab for s in trt for lab in s})
-    y = np.array([classes.index(lab) for s in trt for lab in s], dtype=np.int32)
-    L = len(classes)
+    classes, y = np.unique(np.concatenate([np.asarray(s) for s in trt]),
+                           return_inverse=True)
+    y = y.astype(np.int32).reshape(-1)
+    L = classes.size
     est = LinearChainCRF(all_possible_transitions=False, start_end_transitions=False)
     layout = est._make_layout(Xtr, y, L)
     theta = np.random.default_rng(0).normal(scale=0.3, size=layout.n_params)
@@ -181,7 +182,6 @@ def main():
             evals[threads] = best_of(lambda: o(theta), 9)
         print(f"| whole evaluation, {threads} thread{'s' * (threads > 1)} | "
               f"{evals[threads][0] * 1e3:.1f} | {evals[threads][1] * 1e3:.1f} |")
-        del o
 
     # --- optimiser share in a real fit
     spent = {"t": 0.0, "n": 0}

@@ -390,24 +390,29 @@ def _objective_parallel(bounds, indptr, indices, data, offsets, weights, W, A,
 
 # --------------------------------------------------------------------------
 # parameter vector <-> dense weights and per-chunk expected counts
-# (done in compiled loops: on a million parameters the NumPy expressions,
-# with their temporaries, were a serial step of every evaluation)
+# (compiled loops: on a million parameters the NumPy expressions, with their
+# temporaries, were a noticeable serial step of every evaluation; these run
+# in a few ms, so they stay serial — threads saved < 1 % of an SXU iteration)
 # --------------------------------------------------------------------------
 @njit(**_JIT)
-def _scatter_serial(values, positions, flat):
+def _scatter(values, positions, flat):
     """flat[positions[k]] = values[k]."""
     for k in range(positions.size):
         flat[positions[k]] = values[k]
 
 
-@njit(parallel=True, **_JIT)
-def _scatter_parallel(values, positions, flat):
-    for k in prange(positions.size):
-        flat[positions[k]] = values[k]
+@njit(**_JIT)
+def _gather_sum(flat, positions, out):
+    """out[k] = sum over chunks c of flat[c, positions[k]]."""
+    for k in range(positions.size):
+        acc = 0.0
+        for c in range(flat.shape[0]):
+            acc += flat[c, positions[k]]
+        out[k] = acc
 
 
 @njit(**_JIT)
-def _penalise_serial(theta, empirical, c2, g):
+def _penalise(theta, empirical, c2, g):
     """g += 2 c2 theta - empirical in place; returns (theta . empirical, theta . theta)."""
     te = 0.0
     tt = 0.0
@@ -417,37 +422,6 @@ def _penalise_serial(theta, empirical, c2, g):
         te += t * empirical[k]
         tt += t * t
     return te, tt
-
-
-@njit(parallel=True, **_JIT)
-def _penalise_parallel(theta, empirical, c2, g):
-    te = 0.0
-    tt = 0.0
-    for k in prange(theta.size):
-        t = theta[k]
-        g[k] += 2.0 * c2 * t - empirical[k]
-        te += t * empirical[k]
-        tt += t * t
-    return te, tt
-
-
-@njit(**_JIT)
-def _gather_sum_serial(flat, positions, out):
-    """out[k] = sum over chunks c of flat[c, positions[k]]."""
-    for k in range(positions.size):
-        acc = 0.0
-        for c in range(flat.shape[0]):
-            acc += flat[c, positions[k]]
-        out[k] = acc
-
-
-@njit(parallel=True, **_JIT)
-def _gather_sum_parallel(flat, positions, out):
-    for k in prange(positions.size):
-        acc = 0.0
-        for c in range(flat.shape[0]):
-            acc += flat[c, positions[k]]
-        out[k] = acc
 
 
 # --------------------------------------------------------------------------

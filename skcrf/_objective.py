@@ -205,25 +205,21 @@ class CRFObjective:
     def __call__(self, theta):
         """Return ``(f(theta), gradient)``."""
         lay = self.layout
-        par = self.parallel
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        scatter = K._scatter_parallel if par else K._scatter_serial
-        gather = K._gather_sum_parallel if par else K._gather_sum_serial
-        penalise = K._penalise_parallel if par else K._penalise_serial
-        scatter(theta[lay.state], self._pos, self._W.reshape(-1))
+        K._scatter(theta[lay.state], self._pos, self._W.reshape(-1))
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
-        kernel = K._objective_parallel if par else K._objective_serial
+        kernel = K._objective_parallel if self.parallel else K._objective_serial
         kernel(self.bounds, self.indptr, self.indices, self.data, self.offsets,
                self.weights, self._W, A, start, end, expA, exp_start, exp_end,
                shifts, self._gW, self._gA, self._gS, self._gE, self._logz)
         # g = expected counts - empirical counts + 2 c2 theta, built in place
         g = np.empty(lay.n_params)
-        gather(self._gW.reshape(self._gW.shape[0], -1), self._pos, g[lay.state])
+        K._gather_sum(self._gW.reshape(self._gW.shape[0], -1), self._pos, g[lay.state])
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
         g[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
-        theta_emp, theta_sq = penalise(theta, self.empirical, self.c2, g)
+        theta_emp, theta_sq = K._penalise(theta, self.empirical, self.c2, g)
         f = float(np.sum(self.weights * self._logz) - theta_emp + self.c2 * theta_sq)
         self.n_evals += 1
         return f, g
