@@ -1,16 +1,21 @@
 """Numba kernels that turn template instances into sparse feature columns.
 
-A feature instance is identified by a 64-bit key ``mix(template, a, b)`` where
-``a`` and ``b`` are 64-bit ids of what the template looked at (code points,
-hashed strings, padding markers, lengths). Keys go into an open-addressing
-hash table (``fit``: count; ``transform``: look up), and the hits become the
-CSR rows of the feature matrix. No Python runs per feature occurrence.
+A feature instance is identified by a 64-bit key: the template's id hashed
+together with the ids of the units it looked at (code points, hashed
+strings, padding ids), ``h = splitmix(tid); h = splitmix(h ^ id_k)`` for each
+unit. Keys go into an open-addressing hash table (``fit``: count;
+``transform``: look up), and the hits become the CSR rows of the feature
+matrix. No Python runs per feature occurrence.
 
 Key 0 means "no feature in this slot".
 """
 
 import numpy as np
 from numba import njit
+
+from ._units import ABSENT as _ABSENT
+from ._units import MAX_OFFSET as _MAX_OFFSET
+from ._units import PAD as _PAD
 
 _JIT = dict(cache=True, nogil=True, fastmath=False)
 
@@ -25,17 +30,6 @@ def _splitmix(x):
     x = (x ^ (x >> np.uint64(30))) * _M1
     x = (x ^ (x >> np.uint64(27))) * _M2
     return x ^ (x >> np.uint64(31))
-
-
-@njit(**_JIT)
-def mix(tpl, a, b):
-    """64-bit key of template ``tpl`` applied to ids ``a``, ``b`` (never 0)."""
-    h = _splitmix(np.uint64(tpl))
-    h = _splitmix(h ^ np.uint64(a))
-    h = _splitmix(h ^ np.uint64(b))
-    if h == np.uint64(0):
-        h = np.uint64(1)
-    return h
 
 
 # ----------------------------------------------------------------- tables
@@ -130,58 +124,94 @@ def keys_to_csr(keys, table):
 
 
 # -------------------------------------------------------------- templates
-PAD = np.int64(1) << np.int64(62)  # ids >= PAD are sentence padding
-NO_OFFSET = np.int64(-(1 << 40))   # second offset of a single-unit template
+PAD = np.int64(_PAD)
+MAX_OFFSET = np.int64(_MAX_OFFSET)
+ABSENT = np.int64(_ABSENT)
 
 
 @njit(**_JIT)
 def _unit_at(units, t0, T, p):
-    """Id of the unit at position p of a sequence, or a padding id."""
+    """Id at position p of the sequence at rows t0..t0+T-1: the unit, or the
+    padding id ``PAD + d`` (d before the start) / ``PAD + MAX_OFFSET + d``
+    (d after the end)."""
     if p < 0:
-        return PAD + (-p)            # BOS-1, BOS-2, ...
+        return PAD - p
     if p >= T:
-        return PAD + 1000 + (p - T + 1)  # EOS+1, EOS+2, ...
+        return PAD + MAX_OFFSET + (p - T + 1)
     return units[t0 + p]
 
 
 @njit(**_JIT)
-def window_keys(units, offsets, specs, tpl_ids, keys, slot0):
-    """Keys of unit / n-gram templates.
+def _finish(h):
+    return h if h != np.uint64(0) else np.uint64(1)
 
-    ``units`` (n_columns, n_tokens) ids; ``specs`` rows ``(column, off1, off2)``
-    with ``off2 == NO_OFFSET`` for a single-unit template. Writes
-    ``keys[:, slot0 + k]`` for template k.
+
+@njit(**_JIT)
+def window_keys(sources, offsets, part_src, part_off, tid, keys, slot):
+    """Keys of one window template into ``keys[:, slot]``.
+
+    The template reads ``sources[part_src[k]]`` at offset ``part_off[k]`` for
+    every part k; a position where any part reads ABSENT gets no feature
+    (key 0). With no parts the template is a constant feature. (One and two
+    parts, the common cases, have loops of their own that the compiler can
+    keep in registers.)
     """
-    n_seq = offsets.size - 1
-    for s in range(n_seq):
+    h0 = _splitmix(np.uint64(tid))
+    n_parts = part_src.size
+    for s in range(offsets.size - 1):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
-        for k in range(specs.shape[0]):
-            col, o1, o2 = specs[k, 0], specs[k, 1], specs[k, 2]
-            u = units[col]
+        if n_parts == 0:
             for t in range(T):
-                a = _unit_at(u, t0, T, t + o1)
-                b = np.int64(0) if o2 == NO_OFFSET else _unit_at(u, t0, T, t + o2)
-                keys[t0 + t, slot0 + k] = mix(tpl_ids[k], a, b)
+                keys[t0 + t, slot] = _finish(h0)
+        elif n_parts == 1:
+            u0, o0 = sources[part_src[0]], part_off[0]
+            for t in range(T):
+                a = _unit_at(u0, t0, T, t + o0)
+                if a != ABSENT:
+                    keys[t0 + t, slot] = _finish(_splitmix(h0 ^ np.uint64(a)))
+        elif n_parts == 2:
+            u0, o0 = sources[part_src[0]], part_off[0]
+            u1, o1 = sources[part_src[1]], part_off[1]
+            for t in range(T):
+                a = _unit_at(u0, t0, T, t + o0)
+                b = _unit_at(u1, t0, T, t + o1)
+                if a != ABSENT and b != ABSENT:
+                    h = _splitmix(_splitmix(h0 ^ np.uint64(a)) ^ np.uint64(b))
+                    keys[t0 + t, slot] = _finish(h)
+        else:
+            for t in range(T):
+                h = h0
+                absent = False
+                for k in range(n_parts):
+                    u = _unit_at(sources[part_src[k]], t0, T, t + part_off[k])
+                    if u == ABSENT:
+                        absent = True
+                        break
+                    h = _splitmix(h ^ np.uint64(u))
+                if not absent:
+                    keys[t0 + t, slot] = _finish(h)
 
 
 @njit(**_JIT)
-def token_attr_keys(attrs, tpl_ids, keys, slot0):
-    """Keys of per-token attributes (0 = absent): ``attrs`` (n_tokens, n_attr)."""
-    for t in range(attrs.shape[0]):
-        for k in range(attrs.shape[1]):
-            a = attrs[t, k]
-            if a != 0:
-                keys[t, slot0 + k] = mix(tpl_ids[k], a, 0)
+def window_ids(sources, offsets, rows, seq, part_src, part_off, out):
+    """The ids a window template read at token ``rows[j]`` (of sequence
+    ``seq[j]``): ``out[j, k]`` for part k (padding ids included)."""
+    for j in range(rows.size):
+        s = seq[j]
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        for k in range(part_src.size):
+            out[j, k] = _unit_at(sources[part_src[k]], t0, T, rows[j] - t0 + part_off[k])
 
 
 @njit(**_JIT)
-def flag_keys(flags, tpl_ids, keys, slot0):
+def flag_keys(flags, tids, keys, slot0):
     """Keys of (n_tokens, n_flags) boolean / count flags (0 = absent)."""
     for t in range(flags.shape[0]):
         for k in range(flags.shape[1]):
             if flags[t, k] != 0:
-                keys[t, slot0 + k] = mix(tpl_ids[k], 0, 0)
+                keys[t, slot0 + k] = _finish(_splitmix(np.uint64(tids[k])))
 
 
 # ------------------------------------------------------------- dictionary

@@ -1,6 +1,5 @@
 """SequenceFeaturizer: every template on hand-made input, by name and value."""
 
-import numpy as np
 import pytest
 
 from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
