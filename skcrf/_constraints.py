@@ -2,39 +2,13 @@
 
 import numpy as np
 
-__all__ = ["allowed_transitions", "repair_tags", "START", "END"]
+from . import _tag_schemes as schemes
+from ._sequences import boundary_masks, sequence_of
+
+__all__ = ["allowed_transitions", "repair_tags", "constraint_masks",
+           "check_labels_allowed", "START", "END"]
 
 START, END = "<start>", "<end>"
-
-# prefix -> role: B begin, I inside, E end, S single, O outside
-_ROLES = {
-    "BIO": {"B": "B", "I": "I", "O": "O"},
-    "BIOES": {"B": "B", "I": "I", "E": "E", "S": "S", "O": "O"},
-    "BIOUL": {"B": "B", "I": "I", "L": "E", "U": "S", "O": "O"},
-    "BMES": {"B": "B", "M": "I", "E": "E", "S": "S"},
-}
-_ALIASES = {"IOB2": "BIO", "IOBES": "BIOES", "BILOU": "BIOUL"}
-
-
-def _roles(scheme, labels):
-    key = _ALIASES.get(str(scheme).upper(), str(scheme).upper())
-    if key not in _ROLES:
-        raise ValueError(f"Unknown tag scheme {scheme!r}; expected one of "
-                         f"{sorted(_ROLES)} or a list of allowed (from, to) pairs.")
-    roles = _ROLES[key]
-    out = []
-    for lab in labels:
-        if not isinstance(lab, str):
-            raise ValueError(f"Label {lab!r} is not a str: the {key} scheme needs "
-                             "string tags such as 'B-PER'.")
-        prefix, _, typ = lab.partition("-")
-        if prefix not in roles or (prefix == "O" and typ):
-            raise ValueError(
-                f"Label {lab!r} does not belong to the {key} scheme (prefixes "
-                f"{sorted(roles)}, e.g. 'B-PER'{', or O' if 'O' in roles else ''})."
-            )
-        out.append((roles[prefix], typ))
-    return out
 
 
 def allowed_transitions(scheme, labels):
@@ -58,10 +32,10 @@ def allowed_transitions(scheme, labels):
     (False, True, False)
     """
     labels = list(labels)
-    roles = _roles(scheme, labels)
+    roles = schemes.parse_labels(scheme, labels)
     # BIO has no end tag: an entity ends by itself, so B / I may be followed by
     # anything but a continuation of another type, and may end the sequence
-    open_ends = _ALIASES.get(str(scheme).upper(), str(scheme).upper()) == "BIO"
+    open_ends = schemes.open_ended(scheme)
 
     def may_follow(prev, cur):
         (pr, pt), (cr, ct) = prev, cur
@@ -83,6 +57,8 @@ def constraint_masks(constraints, classes):
     ``constraints`` is None, a scheme name, or an iterable of allowed
     (from, to) pairs that may use ``"<start>"`` / ``"<end>"``; with explicit
     pairs, start and end are unconstrained unless such a pair is listed.
+    Pairs that name a label absent from ``classes`` do not apply (a
+    cross-validation fold may lack a rare label).
     """
     if constraints is None:
         return None
@@ -91,30 +67,61 @@ def constraint_masks(constraints, classes):
     index = {lab: i for i, lab in enumerate(labels)}
     if isinstance(constraints, str):
         pairs = allowed_transitions(constraints, labels)
-        explicit_start = explicit_end = True
     else:
         pairs = list(constraints)
-        explicit_start = any(p[0] == START for p in pairs)
-        explicit_end = any(p[1] == END for p in pairs)
+        for k, pair in enumerate(pairs):
+            if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") \
+                    or len(pair) != 2:
+                raise ValueError(f"constraints[{k}] = {pair!r} is not a (from, to) pair.")
+        # pairs naming a label absent from classes do not apply
+        pairs = [(a, b) for a, b in pairs
+                 if (a == START or a in index) and (b == END or b in index)]
     trans = np.zeros((L, L), dtype=bool)
-    start = np.zeros(L, dtype=bool) if explicit_start else np.ones(L, dtype=bool)
-    end = np.zeros(L, dtype=bool) if explicit_end else np.ones(L, dtype=bool)
-    for k, pair in enumerate(pairs):
-        try:
-            a, b = pair
-        except (TypeError, ValueError):
-            raise ValueError(f"constraints[{k}] = {pair!r} is not a (from, to) pair.") from None
-        if a == START and b in index:
+    # with explicit pairs, the boundaries are free unless a pair names them
+    start = np.ones(L, dtype=bool)
+    end = np.ones(L, dtype=bool)
+    if isinstance(constraints, str) or any(a == START for a, _ in pairs):
+        start[:] = False
+    if isinstance(constraints, str) or any(b == END for _, b in pairs):
+        end[:] = False
+    for a, b in pairs:
+        if a == START and b != END:
             start[index[b]] = True
-        elif b == END and a in index:
+        elif b == END and a != START:
             end[index[a]] = True
-        elif a in index and b in index:
+        elif a != START and b != END:
             trans[index[a], index[b]] = True
-        else:
-            unknown = a if a not in index and a != START else b
-            raise ValueError(f"constraints[{k}] = {pair!r} names label {unknown!r}, "
-                             f"which is not among the training labels {labels}.")
     return trans, start, end
+
+
+def check_labels_allowed(y_idx, offsets, classes, masks):
+    """Refuse training labels that contain a transition the constraints forbid.
+
+    ``masks`` is what :func:`constraint_masks` returns; the error names the
+    sequence and position of the first violation.
+    """
+    trans_ok, start_ok, end_ok = masks
+    first, last = boundary_masks(offsets)
+    bad = np.zeros(y_idx.size, dtype=bool)
+    if y_idx.size > 1:
+        bad[1:] = ~first[1:] & ~trans_ok[y_idx[:-1], y_idx[1:]]
+    bad |= first & ~start_ok[y_idx]
+    bad |= last & ~end_ok[y_idx]
+    if not bad.any():
+        return
+    k = int(np.flatnonzero(bad)[0])
+    s = int(sequence_of(offsets, k))
+    names = classes.tolist()
+    lab = names[y_idx[k]]
+    if first[k] and not start_ok[y_idx[k]]:
+        what = f"a sequence may not start with {lab!r}"
+    elif not first[k] and not trans_ok[y_idx[k - 1], y_idx[k]]:
+        what = f"{names[y_idx[k - 1]]!r} -> {lab!r} is not allowed"
+    else:
+        what = f"a sequence may not end with {lab!r}"
+    hint = (" (skcrf.repair_tags reads invalid BIO tags as conlleval does)"
+            if "I-" in str(lab) else "")
+    raise ValueError(f"y[{s}] position {k - offsets[s]}: {what} by the constraints.{hint}")
 
 
 def repair_tags(tags, scheme="BIO"):
@@ -128,8 +135,7 @@ def repair_tags(tags, scheme="BIO"):
     >>> repair_tags(["I-PER", "I-PER", "O", "I-LOC", "B-ORG", "I-LOC"])
     ['B-PER', 'I-PER', 'O', 'B-LOC', 'B-ORG', 'B-LOC']
     """
-    key = _ALIASES.get(str(scheme).upper(), str(scheme).upper())
-    if key != "BIO":
+    if schemes.canonical(scheme) != "BIO":
         raise ValueError(f"repair_tags supports the BIO scheme only, got {scheme!r}.")
     out, prev = [], "O"
     for tag in tags:

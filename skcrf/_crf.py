@@ -1,71 +1,33 @@
-"""LinearChainCRF: the estimator."""
+"""LinearChainCRF: the estimator (parameters, fit, predict*, inspection).
 
-from contextlib import contextmanager
+What it delegates: the parameter layout to :mod:`skcrf._layout`, the data
+term to :mod:`skcrf._objective`, the penalty to :mod:`skcrf._penalty`, the
+optimiser to :mod:`skcrf._optimize`, every prediction to the pure functions
+of :mod:`skcrf._inference`, threads to :mod:`skcrf._parallel` and tag-scheme
+constraints to :mod:`skcrf._constraints`.
+"""
+
 from numbers import Integral, Real
 
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from . import _kernels as K
-from ._objective import (
-    CRFObjective,
-    ParameterLayout,
-    chunk_bounds,
-    minimize_lbfgs,
-    resolve_n_threads,
-    transform_exp,
-)
-from ._constraints import constraint_masks
+from . import _inference as inference
+from ._constraints import check_labels_allowed, constraint_masks
+from ._layout import build_layout, count_pairs
+from ._objective import CRFLoss, Objective
+from ._optimize import minimize_lbfgs
+from ._parallel import resolve_n_threads
+from ._penalty import L2
+from ._sequences import sequence_of
 from ._persistence import VersionedPickleMixin
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 from ._validation import check_labels, check_sample_weight, check_sequences
 
 __all__ = ["LinearChainCRF"]
 
-
-def _check_against_constraints(y_idx, offsets, classes, trans_ok, start_ok, end_ok):
-    """Refuse training labels that contain a transition the constraints forbid."""
-    lengths = np.diff(offsets)
-    first = np.zeros(y_idx.size, dtype=bool)
-    first[offsets[:-1][lengths > 0]] = True
-    last = np.zeros(y_idx.size, dtype=bool)
-    last[offsets[1:][lengths > 0] - 1] = True
-    bad = np.zeros(y_idx.size, dtype=bool)
-    if y_idx.size > 1:
-        bad[1:] = ~first[1:] & ~trans_ok[y_idx[:-1], y_idx[1:]]
-    bad |= first & ~start_ok[y_idx]
-    bad |= last & ~end_ok[y_idx]
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        s = int(np.searchsorted(offsets, k, side="right") - 1)
-        t = k - offsets[s]
-        names = classes.tolist()
-        lab = names[y_idx[k]]
-        if first[k] and not start_ok[y_idx[k]]:
-            what = f"a sequence may not start with {lab!r}"
-        elif not first[k] and not trans_ok[y_idx[k - 1], y_idx[k]]:
-            what = f"{names[y_idx[k - 1]]!r} -> {lab!r} is not allowed"
-        else:
-            what = f"a sequence may not end with {lab!r}"
-        hint = (" (skcrf.repair_tags reads invalid BIO tags as conlleval does)"
-                 if "I-" in str(lab) else "")
-        raise ValueError(f"y[{s}] position {t}: {what} by the constraints.{hint}")
-
-
-@contextmanager
-def _numba_threads(n):
-    """Let Numba's parallel kernels use ``n`` threads inside the block."""
-    if n <= 1:
-        yield
-        return
-    old = numba.get_num_threads()
-    numba.set_num_threads(n)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
+_SCHEME_NAMES = {"BIO", "IOB2", "BIOES", "IOBES", "BIOUL", "BILOU", "BMES", "BI"}
 
 
 class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
@@ -96,7 +58,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     tol : float, default=1e-5
         Stopping rule (CRFsuite's): stop when the objective improved by less
         than ``tol`` relative over the last 10 iterations. Training also stops
-        when L-BFGS-B cannot decrease the objective any further.
+        when the gradient vanishes, or (with a ``ConvergenceWarning``) when
+        L-BFGS-B finds no step that decreases the objective.
     all_possible_states : bool, default=False
         If False, a state weight exists only for (feature, label) pairs that
         occur in the training data (as in CRFsuite); the others are fixed at 0.
@@ -144,6 +107,13 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         Final value of the training objective.
     loss_curve_ : list of float
         Objective after each iteration.
+    stop_reason_ : str
+        Why training stopped: ``"tol"`` (the stopping rule above),
+        ``"converged"`` (gradient ~0), ``"max_iter"``, ``"max_fun"`` or
+        ``"line_search"`` (L-BFGS-B found no decreasing step); the last three
+        come with a ``ConvergenceWarning``.
+    n_params_ : int
+        Number of free weights (the optimiser's vector).
 
     Examples
     --------
@@ -166,8 +136,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
-        "constraints": [None, StrOptions({"BIO", "IOB2", "BIOES", "IOBES", "BIOUL",
-                                          "BILOU", "BMES"}), list, tuple, set, frozenset],
+        "constraints": [None, StrOptions(_SCHEME_NAMES), list, tuple, set, frozenset],
         "decoding": [StrOptions({"viterbi", "marginal"})],
     }
 
@@ -223,37 +192,28 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             raise ValueError("Every training sequence is empty: nothing to learn from.")
         flat = check_labels(y, seqs.lengths)
         weights = check_sample_weight(sample_weight, len(seqs))
+        if not (weights[seqs.lengths > 0] > 0).any():
+            raise ValueError("sample_weight is 0 for every non-empty sequence: "
+                             "nothing to learn from.")
         classes, y_idx = np.unique(flat, return_inverse=True)
         y_idx = y_idx.astype(np.int32).reshape(-1)
         L, F = classes.size, seqs.n_features
-        n_threads = resolve_n_threads(self.n_jobs)
 
         masks = constraint_masks(self.constraints, classes)
         if masks is not None:
-            _check_against_constraints(y_idx, seqs.offsets, classes, *masks)
-        layout = self._make_layout(seqs, y_idx, L, weights, masks)
-        objective = CRFObjective(seqs, y_idx, layout, self.c2, weights, n_threads)
-
-        theta0 = np.zeros(layout.n_params)
-        if self.warm_start and hasattr(self, "coef_"):
-            if not np.array_equal(self.classes_, classes) or self.n_features_in_ != F:
-                raise ValueError(
-                    "warm_start=True needs the same classes and number of features "
-                    f"as the previous fit: had {self.classes_.size} classes and "
-                    f"{self.n_features_in_} features, got {L} and {F}."
-                )
-            theta0 = layout.pack(np.ascontiguousarray(self.coef_.T),
-                                 self.transition_coef_, self.start_coef_, self.end_coef_)
-            # a transition forbidden before (-inf) but free now starts at 0
-            theta0[~np.isfinite(theta0)] = 0.0
-
-        with _numba_threads(n_threads):
-            theta, history, n_iter = minimize_lbfgs(
-                objective, theta0, max_iter=self.max_iter, tol=self.tol,
-                verbose=self.verbose,
-            )
-            final, _ = objective(theta)
-        W, A, start, end = layout.unpack(theta)
+            check_labels_allowed(y_idx, seqs.offsets, classes, masks)
+        arrays = seqs.kernel_arrays()
+        counts = count_pairs(arrays, y_idx, weights, L, F)
+        layout = build_layout(counts, all_possible_states=self.all_possible_states,
+                              all_possible_transitions=self.all_possible_transitions,
+                              start_end=self.start_end_transitions, masks=masks)
+        loss = CRFLoss(arrays, y_idx, weights, layout, counts,
+                       n_threads=resolve_n_threads(self.n_jobs))
+        objective = Objective([loss], L2(self.c2))
+        theta0 = self._initial_parameters(layout, classes, F)
+        result = minimize_lbfgs(objective, theta0, max_iter=self.max_iter, tol=self.tol,
+                                verbose=self.verbose)
+        W, A, start, end = layout.unpack(result.x)
         # set fitted state only now, all at once: an interrupted fit leaves
         # the previous state untouched
         self.classes_ = classes
@@ -262,173 +222,59 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         self.transition_coef_ = A
         self.start_coef_ = start
         self.end_coef_ = end
-        self.n_iter_ = n_iter
-        self.objective_ = final
-        self.loss_curve_ = history
+        self.n_iter_ = result.n_iter
+        self.objective_ = result.fun
+        self.loss_curve_ = result.loss_curve
+        self.stop_reason_ = result.reason
+        self.n_params_ = layout.n_params
         return self
 
-    def _make_layout(self, seqs, y_idx, L, weights=None, masks=None):
-        """Which weights are parameters: (feature, label) and label pairs seen in
-        sequences of positive weight, unless all_possible_* say otherwise."""
-        F = seqs.n_features
-        weights = np.ones(len(seqs)) if weights is None else weights
-        if self.all_possible_states:
-            state_pos = np.arange(F * L, dtype=np.int64)
-        else:
-            seen = np.zeros((F, L), dtype=np.bool_)
-            counts = np.zeros((F, L))
-            K._state_counts(
-                np.ascontiguousarray(seqs.X.indptr, dtype=np.int64),
-                np.ascontiguousarray(seqs.X.indices, dtype=np.int32),
-                np.ascontiguousarray(seqs.X.data, dtype=np.float64),
-                seqs.offsets, y_idx, weights, L, counts, seen)
-            state_pos = np.flatnonzero(seen.reshape(-1))
-        if self.all_possible_transitions:
-            trans_pos = np.arange(L * L, dtype=np.int64)
-        else:
-            lengths = seqs.lengths
-            first = np.zeros(y_idx.size, dtype=bool)
-            first[seqs.offsets[:-1][lengths > 0]] = True
-            positive = np.repeat(weights > 0, lengths)
-            keep = ~first[1:] & positive[1:]
-            pairs = y_idx[:-1][keep].astype(np.int64) * L + y_idx[1:][keep]
-            trans_pos = np.unique(pairs)
-        if masks is None:
-            return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions)
-        trans_ok, start_ok, end_ok = masks
-        trans_pos = trans_pos[trans_ok.reshape(-1)[trans_pos]]
-        ninf = np.where(trans_ok, 0.0, -np.inf)
-        return ParameterLayout(F, L, state_pos, trans_pos, self.start_end_transitions,
-                               A_fixed=ninf, start_fixed=np.where(start_ok, 0.0, -np.inf),
-                               end_fixed=np.where(end_ok, 0.0, -np.inf))
+    def _initial_parameters(self, layout, classes, n_features):
+        if not (self.warm_start and hasattr(self, "coef_")):
+            return np.zeros(layout.n_params)
+        if not np.array_equal(self.classes_, classes) or self.n_features_in_ != n_features:
+            raise ValueError(
+                "warm_start=True needs the same classes and number of features "
+                f"as the previous fit: had {self.classes_.size} classes and "
+                f"{self.n_features_in_} features, got {classes.size} and {n_features}."
+            )
+        theta0 = layout.pack(np.ascontiguousarray(self.coef_.T), self.transition_coef_,
+                             self.start_coef_, self.end_coef_)
+        # a transition forbidden before (-inf) but free now starts at 0
+        theta0[~np.isfinite(theta0)] = 0.0
+        return theta0
 
     # -------------------------------------------------------------- predict
     def _weights(self):
-        W = np.ascontiguousarray(self.coef_.T)
-        A = np.ascontiguousarray(self.transition_coef_, dtype=np.float64)
-        return W, A, self.start_coef_, self.end_coef_
+        return inference.Weights.from_arrays(self.coef_.T, self.transition_coef_,
+                                             self.start_coef_, self.end_coef_)
 
-    def _check_X(self, X):
-        """Validate X once per public call; the helpers below take its result."""
-        return check_sequences(X, n_features=self.n_features_in_)
+    def _arrays(self, X):
+        """Validate X (once per public call) and return its kernel arrays."""
+        return check_sequences(X, n_features=self.n_features_in_).kernel_arrays()
 
-    def _kernel_inputs(self, seqs):
-        n_threads = resolve_n_threads(self.n_jobs)
-        indptr = np.ascontiguousarray(seqs.X.indptr, dtype=np.int64)
-        bounds = chunk_bounds(seqs.offsets, indptr, self.classes_.size, n_threads)
-        return (seqs, bounds, indptr,
-                np.ascontiguousarray(seqs.X.indices, dtype=np.int32),
-                np.ascontiguousarray(seqs.X.data, dtype=np.float64), n_threads)
+    def _n_threads(self):
+        return resolve_n_threads(self.n_jobs)
 
     def predict(self, X):
-        """Most probable label sequence of each input (Viterbi).
+        """Most probable label sequence of each input (Viterbi), or each
+        token's most probable label with ``decoding="marginal"``.
 
         Returns
         -------
         y_pred : list of list of labels, shape (n_sequences,)
         """
         check_is_fitted(self)
-        pred = self._predict_indices(self._check_X(X))
-        return self._split(self.classes_[pred[0]].tolist(), pred[1])
+        arrays = self._arrays(X)
+        return _split(self.classes_[self._predict_indices(arrays)].tolist(),
+                      arrays.offsets)
 
-    def predict_topk(self, X, k=5):
-        """The k most probable label sequences of each input (exact n-best).
-
-        Parameters
-        ----------
-        X : Sequences or list of array-like / sparse matrix
-        k : int, default=5
-
-        Returns
-        -------
-        topk : list of list of (list of labels, float)
-            For each input, up to ``k`` pairs ``(labels, log_prob)`` in
-            decreasing probability (fewer when fewer valid sequences exist).
-            Exact k-best Viterbi, not a beam; among equal scores the path whose
-            labels come first in ``classes_`` order at the end wins.
-        """
-        check_is_fitted(self)
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}.")
-        k = int(k)
-        seqs = self._check_X(X)
-        _, logz, _ = self._marginals(seqs)
-        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(seqs)
-        W, A, start, end = self._weights()
-        paths = np.zeros((seqs.n_tokens, k), dtype=np.int64)
-        scores = np.full((len(seqs), k), -np.inf)
-        count = np.zeros(len(seqs), dtype=np.int64)
-        kernel = K._topk_parallel if bounds.size > 2 else K._topk_serial
-        with _numba_threads(n_threads):
-            kernel(bounds, indptr, indices, data, seqs.offsets, W, A, start, end, k,
-                   paths, scores, count)
-        labels = self.classes_[paths].T.tolist() if paths.size else [[] for _ in range(k)]
-        off = seqs.offsets
-        out = []
-        for s in range(len(seqs)):
-            out.append([(labels[q][off[s]:off[s + 1]], float(scores[s, q] - logz[s]))
-                        for q in range(count[s])])
-        return out
-
-    def predict_log_proba_sequences(self, X, y):
-        """log p(y | x) of given label sequences (for reranking, or to check a model).
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_sequences,)
-            -inf for a sequence the constraints forbid; 0 for an empty one.
-        """
-        check_is_fitted(self)
-        seqs = self._check_X(X)
-        _, logz, offsets = self._marginals(seqs)
-        flat = check_labels(y, np.diff(offsets))
-        idx = np.searchsorted(self.classes_, flat)
-        idx = np.minimum(idx, self.classes_.size - 1)
-        unknown = self.classes_[idx] != flat if flat.size else np.zeros(0, bool)
-        if unknown.any():
-            k = int(np.flatnonzero(unknown)[0])
-            seq = int(np.searchsorted(offsets, k, side="right") - 1)
-            raise ValueError(f"y[{seq}][{k - offsets[seq]}] = {flat[k]!r} is not one of "
-                             f"the fitted classes {self.classes_.tolist()}.")
-        # score of each path, vectorised over all tokens
-        E = np.asarray(seqs.X @ np.ascontiguousarray(self.coef_.T))
-        tok = E[np.arange(idx.size), idx] if idx.size else np.zeros(0)
-        lengths = np.diff(offsets)
-        seq_of = np.repeat(np.arange(lengths.size), lengths)
-        first = np.zeros(idx.size, dtype=bool)
-        first[offsets[:-1][lengths > 0]] = True
-        last = np.zeros(idx.size, dtype=bool)
-        last[offsets[1:][lengths > 0] - 1] = True
-        trans = np.zeros(idx.size)
-        if idx.size > 1:
-            trans[1:] = self.transition_coef_[idx[:-1], idx[1:]]
-        with np.errstate(invalid="ignore"):
-            tok = (tok + np.where(first, 0.0, trans)
-                   + np.where(first, self.start_coef_[idx], 0.0)
-                   + np.where(last, self.end_coef_[idx], 0.0))
-        score = np.bincount(seq_of, weights=tok, minlength=lengths.size)
-        # bincount cannot carry -inf reliably through float sums: mark them
-        forbidden = np.zeros(lengths.size, dtype=bool)
-        np.logical_or.at(forbidden, seq_of, np.isneginf(tok))
-        out = score - logz
-        out[forbidden] = -np.inf
-        return out
-
-    def _predict_indices(self, seqs):
+    def _predict_indices(self, arrays):
         if self.decoding == "marginal":
-            P, _, offsets = self._marginals(seqs)
-            return np.argmax(P, axis=1) if P.size else np.zeros(0, np.int64), offsets
-        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(seqs)
-        W, A, start, end = self._weights()
-        out = np.zeros(seqs.n_tokens, dtype=np.int64)
-        kernel = K._viterbi_parallel if bounds.size > 2 else K._viterbi_serial
-        with _numba_threads(n_threads):
-            kernel(bounds, indptr, indices, data, seqs.offsets, W, A, start, end, out)
-        return out, seqs.offsets
-
-    @staticmethod
-    def _split(flat, offsets):
-        return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
+            P, _ = inference.marginals(arrays, self._weights(), self._n_threads())
+            return np.argmax(P, axis=1) if P.size else np.zeros(0, np.int64)
+        labels, _ = inference.viterbi(arrays, self._weights(), self._n_threads())
+        return labels
 
     def predict_marginals(self, X):
         """Marginal probability of each label at each position.
@@ -439,20 +285,78 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             Columns in ``classes_`` order; rows sum to 1.
         """
         check_is_fitted(self)
-        P, _, offsets = self._marginals(self._check_X(X))
-        return [P[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
+        arrays = self._arrays(X)
+        P, _ = inference.marginals(arrays, self._weights(), self._n_threads())
+        return _split(P, arrays.offsets)
 
-    def _marginals(self, seqs):
-        seqs, bounds, indptr, indices, data, n_threads = self._kernel_inputs(seqs)
-        W, A, start, end = self._weights()
-        expA, exp_start, exp_end, shifts = transform_exp(A, start, end)
-        out = np.zeros((seqs.n_tokens, self.classes_.size))
-        logz = np.zeros(len(seqs))
-        kernel = K._marginals_parallel if bounds.size > 2 else K._marginals_serial
-        with _numba_threads(n_threads):
-            kernel(bounds, indptr, indices, data, seqs.offsets, W, A, start, end,
-                   expA, exp_start, exp_end, shifts, out, logz)
-        return out, logz, seqs.offsets
+    def predict_topk(self, X, k=5):
+        """The k most probable label sequences of each input (exact n-best).
+
+        Parameters
+        ----------
+        X : Sequences or list of array-like / sparse matrix
+        k : int, default=5
+            At most this many sequences per input; larger than the number of
+            label sequences an input has is fine. A ``k`` whose work arrays
+            would need more than 1 GiB is refused.
+
+        Returns
+        -------
+        topk : list of list of (list of labels, float)
+            For each input, up to ``k`` pairs ``(labels, log_prob)`` in
+            decreasing probability (fewer when fewer valid sequences exist).
+            Exact k-best Viterbi, not a beam; among equal scores the path whose
+            labels come first in ``classes_`` order, compared from the last
+            token backwards, comes first.
+        """
+        check_is_fitted(self)
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (Integral, np.integer)) \
+                or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}.")
+        arrays = self._arrays(X)
+        k_eff, need = inference.topk_capacity(arrays, self.classes_.size, int(k))
+        if need > inference.TOPK_MAX_BYTES:
+            raise ValueError(
+                f"predict_topk(k={k}) would need about {need / 2**30:.1f} GiB of work "
+                f"arrays for these {arrays.n_sequences} sequences; use a smaller k "
+                "or fewer sequences per call."
+            )
+        weights, n_threads = self._weights(), self._n_threads()
+        paths, scores, count = inference.topk(arrays, weights, k_eff, n_threads)
+        _, log_z = inference.marginals(arrays, weights, n_threads)
+        labels = self.classes_[paths].T.tolist() if paths.size else [[] for _ in range(k_eff)]
+        off = arrays.offsets
+        return [[(labels[q][off[s]:off[s + 1]], float(scores[s, q] - log_z[s]))
+                 for q in range(count[s])] for s in range(arrays.n_sequences)]
+
+    def predict_log_proba_sequences(self, X, y):
+        """log p(y | x) of given label sequences (for reranking, or to check a model).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_sequences,)
+            -inf for a sequence the constraints forbid; 0 for an empty one.
+        """
+        check_is_fitted(self)
+        arrays = self._arrays(X)
+        flat = check_labels(y, np.diff(arrays.offsets))
+        idx = self._label_indices(flat, arrays.offsets)
+        weights, n_threads = self._weights(), self._n_threads()
+        scores = inference.path_scores(arrays, weights, idx, n_threads)
+        _, log_z = inference.marginals(arrays, weights, n_threads)
+        return scores - log_z
+
+    def _label_indices(self, flat, offsets):
+        """Indices into ``classes_`` of labels, refusing unknown ones."""
+        idx = np.searchsorted(self.classes_, flat)
+        idx = np.minimum(idx, self.classes_.size - 1)
+        unknown = self.classes_[idx] != flat if flat.size else np.zeros(0, bool)
+        if unknown.any():
+            k = int(np.flatnonzero(unknown)[0])
+            seq = int(sequence_of(offsets, k))
+            raise ValueError(f"y[{seq}][{k - offsets[seq]}] = {flat[k]!r} is not one of "
+                             f"the fitted classes {self.classes_.tolist()}.")
+        return idx
 
     def score(self, X, y, sample_weight=None):
         """Token accuracy of ``predict(X)`` against ``y``.
@@ -461,11 +365,12 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         weight of its sequence.
         """
         check_is_fitted(self)
-        pred, offsets = self._predict_indices(self._check_X(X))
-        flat = check_labels(y, np.diff(offsets))
+        arrays = self._arrays(X)
+        pred = self._predict_indices(arrays)
+        lengths = np.diff(arrays.offsets)
+        flat = check_labels(y, lengths)
         correct = self.classes_[pred] == flat if flat.size else np.zeros(0, bool)
-        w = np.repeat(check_sample_weight(sample_weight, offsets.size - 1),
-                      np.diff(offsets))
+        w = np.repeat(check_sample_weight(sample_weight, lengths.size), lengths)
         if w.sum() == 0:
             return 0.0
         return float(np.average(correct, weights=w))
@@ -478,7 +383,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         ----------
         feature_names : array-like of str, shape (n_features,), default=None
             E.g. ``featurizer.get_feature_names_out()``; column numbers if None.
-        k : int, default=10
+        k : int or None, default=10
+            How many per label; None for all non-zero weights.
         negative : bool, default=False
             List the most negative weights instead of the most positive.
 
@@ -488,6 +394,9 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             ``label -> [(feature_name, weight), ...]``, strongest first.
         """
         check_is_fitted(self)
+        if k is not None and (isinstance(k, (bool, np.bool_))
+                              or not isinstance(k, (Integral, np.integer)) or k < 1):
+            raise ValueError(f"k must be a positive int or None, got {k!r}.")
         if feature_names is None:
             feature_names = np.arange(self.n_features_in_)
         feature_names = np.asarray(feature_names)
@@ -496,11 +405,10 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
                 f"feature_names has shape {feature_names.shape}; expected "
                 f"({self.n_features_in_},)."
             )
-        k = int(k)
         out = {}
         for lab, w in zip(self.classes_.tolist(), self.coef_):
-            order = np.argsort(w if negative else -w, kind="stable")[:k]
-            order = order[w[order] != 0]
+            order = np.argsort(w if negative else -w, kind="stable")
+            order = order[(w[order] < 0) if negative else (w[order] > 0)][:k]
             out[lab] = [(feature_names[i].item() if hasattr(feature_names[i], "item")
                          else feature_names[i], float(w[i])) for i in order]
         return out
@@ -527,3 +435,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.single_output = False
         return tags
+
+
+def _split(flat, offsets):
+    """Per-sequence pieces of a per-token list or array."""
+    return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]

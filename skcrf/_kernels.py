@@ -1,11 +1,12 @@
-"""Numba kernels: emissions, forward-backward, gradient accumulation, Viterbi.
+"""Numba kernels: emissions, forward-backward, gradient accumulation, Viterbi,
+k-best, path scores, and the fit-time pair counts.
 
 Every function here takes only contiguous arrays and scalars. The inputs are
 
 * the token features as CSR arrays ``indptr`` (int64, n_tokens + 1),
-  ``indices`` (int32) and ``data`` (float64);
-* ``offsets`` (int64, n_sequences + 1): sequence ``s`` owns token rows
-  ``offsets[s]:offsets[s + 1]``;
+  ``indices`` (int32) and ``data`` (float64), and ``offsets`` (int64,
+  n_sequences + 1): sequence ``s`` owns token rows ``offsets[s]:offsets[s + 1]``
+  (:class:`skcrf._sequences.KernelArrays`);
 * the state weights as a dense feature-major matrix ``W`` of shape
   ``(n_features, n_labels)`` (one contiguous row per feature: the emission of
   a non-zero is a short contiguous multiply-add);
@@ -24,10 +25,11 @@ non-zero, and the rows of rare features are scattered through memory, so
 both passes prefetch the row they will need ``PREFETCH_DISTANCE`` non-zeros
 ahead; the recursions are latency-bound chains of L-term dot products.
 
-Work is split into chunks of whole sequences (``chunk_bounds``). Each chunk has
-its own gradient buffer, so the ``*_parallel`` drivers need no atomics; the
-serial drivers are the same loops without the thread pool, used for
-``n_jobs=1`` (no threading layer involved at all).
+Each pass over sequences is a chunk kernel ``*_chunk(c, bounds, ...)`` for
+the sequences ``bounds[c]:bounds[c + 1]`` plus a ``prange`` driver
+``*_parallel(bounds, ...)``; :func:`skcrf._parallel.run_chunks` picks one.
+Chunks that accumulate (the objective) own a slice of every gradient buffer,
+so the drivers need no atomics.
 
 The kernels use ``fastmath=False`` (-inf weights and their ``exp`` of 0 must
 keep IEEE semantics), except the scaled recursion, which only allows
@@ -284,9 +286,7 @@ def _sequence_marginals(E, U, A, start, end, expA, expAT, exp_start, exp_end,
 def _posterior_buffers(lo, hi, offsets, L):
     """Work arrays for the longest sequence of lo..hi-1:
     (E, alpha, beta, U, scale, work, la, lb)."""
-    maxT = 0
-    for s in range(lo, hi):
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    maxT = _max_length(lo, hi, offsets)
     return (np.empty((maxT, L)), np.empty((maxT, L)), np.empty((maxT, L)),
             np.empty((maxT, L)), np.empty(maxT), np.empty(L),
             np.empty((maxT, L)), np.empty((maxT, L)))
@@ -322,24 +322,37 @@ def _shift_total(shifts, T):
     return shifts[0] + shifts[1] + (T - 1) * shifts[2]
 
 
+@njit(**_JIT)
+def _max_length(lo, hi, offsets):
+    maxT = 0
+    for s in range(lo, hi):
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    return maxT
+
+
 # --------------------------------------------------------------------------
-# objective: sum_s w_s log Z_s and expected feature counts
+# the data term: sum_s w_s log Z_s and expected feature counts
 # --------------------------------------------------------------------------
 @njit(**_JIT)
-def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
+def _objective_chunk(c, bounds, indptr, indices, data, offsets, weights,
                      W, A, start, end, expA, exp_start, exp_end, shifts,
                      gW, gA, gS, gE, logz_out):
-    """Expected counts and log Z for sequences lo..hi-1 into the given buffers."""
+    """Expected counts and log Z of the sequences of chunk ``c``.
+
+    Every chunk reads the same state weights ``W`` (n_features, n_labels)
+    and accumulates its expected counts into its own ``gW[c]`` (and
+    ``gA[c]``, ``gS[c]``, ``gE[c]``); the caller sums them over chunks.
+    """
+    lo, hi = bounds[c], bounds[c + 1]
+    gWc, gAc, gSc, gEc = gW[c], gA[c], gS[c], gE[c]
     L = W.shape[1]
     bufs = _posterior_buffers(lo, hi, offsets, L)
     E, alpha, beta, U, scale, work, la, lb = bufs
     expAT = np.ascontiguousarray(expA.T)
-    for i in range(L):
-        gS[i] = 0.0
-        gE[i] = 0.0
-        for j in range(L):
-            gA[i, j] = 0.0
-    gW[:, :] = 0.0
+    gAc[:, :] = 0.0
+    gSc[:] = 0.0
+    gEc[:] = 0.0
+    gWc[:, :] = 0.0
     for s in range(lo, hi):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
@@ -348,51 +361,27 @@ def _objective_chunk(lo, hi, indptr, indices, data, offsets, weights,
             continue
         w = weights[s]
         logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
-                              expA, expAT, exp_start, exp_end, shifts, bufs, w, gA)
+                              expA, expAT, exp_start, exp_end, shifts, bufs, w, gAc)
         logz_out[s] = logz
         if w == 0.0:
             continue
         _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w,
-                                 gW, work)
+                                 gWc, work)
         for j in range(L):
-            gS[j] += w * alpha[0, j] * beta[0, j]
-            gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
-
-
-@njit(**_JIT)
-def _objective_serial(bounds, indptr, indices, data, offsets, weights, W, A,
-                      start, end, expA, exp_start, exp_end, shifts,
-                      gW, gA, gS, gE, logz_out):
-    """Run the chunks one after the other.
-
-    Every chunk reads the same state weights ``W`` (n_features, n_labels)
-    and accumulates its expected counts into its own ``gW[c]`` (and
-    ``gA[c]``, ``gS[c]``, ``gE[c]``); the caller sums them over chunks.
-    """
-    for c in range(bounds.size - 1):
-        _objective_chunk(bounds[c], bounds[c + 1], indptr, indices, data,
-                         offsets, weights, W, A, start, end, expA,
-                         exp_start, exp_end, shifts,
-                         gW[c], gA[c], gS[c], gE[c], logz_out)
+            gSc[j] += w * alpha[0, j] * beta[0, j]
+            gEc[j] += w * alpha[T - 1, j] * beta[T - 1, j]
 
 
 @njit(parallel=True, **_JIT)
-def _objective_parallel(bounds, indptr, indices, data, offsets, weights, W, A,
-                        start, end, expA, exp_start, exp_end, shifts,
-                        gW, gA, gS, gE, logz_out):
-    """The chunks in parallel, one per thread (see ``_objective_serial``)."""
-    for c in prange(bounds.size - 1):
-        _objective_chunk(bounds[c], bounds[c + 1], indptr, indices, data,
-                         offsets, weights, W, A, start, end, expA,
-                         exp_start, exp_end, shifts,
-                         gW[c], gA[c], gS[c], gE[c], logz_out)
+def _objective_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _objective_chunk(c, bounds, *args)  # noqa: E701
 
 
 # --------------------------------------------------------------------------
-# parameter vector <-> dense weights and per-chunk expected counts
+# parameter vector <-> dense weights, gradient assembly, L2
 # (compiled loops: on a million parameters the NumPy expressions, with their
 # temporaries, were a noticeable serial step of every evaluation; these run
-# in a few ms, so they stay serial — threads saved < 1 % of an SXU iteration)
+# in a few ms, so they stay serial: threads saved < 1 % of an SXU iteration)
 # --------------------------------------------------------------------------
 @njit(**_JIT)
 def _scatter(values, positions, flat):
@@ -412,45 +401,108 @@ def _gather_sum(flat, positions, out):
 
 
 @njit(**_JIT)
-def _penalise(theta, empirical, c2, g):
-    """g += 2 c2 theta - empirical in place; returns (theta . empirical, theta . theta)."""
+def _subtract_empirical(theta, empirical, g):
+    """g -= empirical in place; returns theta . empirical."""
     te = 0.0
+    for k in range(theta.size):
+        g[k] -= empirical[k]
+        te += theta[k] * empirical[k]
+    return te
+
+
+@njit(**_JIT)
+def _add_l2(theta, c2, g):
+    """g += 2 c2 theta in place; returns theta . theta."""
     tt = 0.0
     for k in range(theta.size):
         t = theta[k]
-        g[k] += 2.0 * c2 * t - empirical[k]
-        te += t * empirical[k]
+        g[k] += 2.0 * c2 * t
         tt += t * t
-    return te, tt
+    return tt
 
 
 # --------------------------------------------------------------------------
-# fit-time bookkeeping
+# fit-time bookkeeping: which (feature, label) pairs occur, and how often
 # --------------------------------------------------------------------------
 @njit(**_JIT)
-def _state_counts(indptr, indices, data, offsets, y, weights, n_labels,
-                  counts, seen):
-    """Empirical state counts counts[f, y_t] += w_s * x_tf; seen[f, y_t] = True
-    for pairs that occur in a sequence of positive weight."""
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(**_JIT)
+def _seen_label_masks(indptr, indices, offsets, y, weights, masks):
+    """Bit ``y_t`` of ``masks[f]`` is set for every non-zero (t, f) of a
+    sequence of positive weight: one bit per (feature, label) pair, so the
+    pass needs n_features * ceil(n_labels / 64) words, not a dense matrix."""
+    for s in range(offsets.size - 1):
+        if not weights[s] > 0.0:
+            continue
+        for t in range(offsets[s], offsets[s + 1]):
+            word = y[t] >> 6
+            bit = np.uint64(1) << np.uint64(y[t] & 63)
+            for p in range(indptr[t], indptr[t + 1]):
+                masks[indices[p], word] |= bit
+
+
+@njit(**_JIT)
+def _mask_row_sizes(masks, sizes):
+    for f in range(masks.shape[0]):
+        n = 0
+        for w in range(masks.shape[1]):
+            n += _popcount(masks[f, w])
+        sizes[f] = n
+
+
+@njit(**_JIT)
+def _mask_keys(masks, ptr, n_labels, keys):
+    """The set bits as sorted flat keys ``feature * n_labels + label``."""
+    for f in range(masks.shape[0]):
+        k = ptr[f]
+        for w in range(masks.shape[1]):
+            m = masks[f, w]
+            b = 0
+            while m != np.uint64(0):
+                if m & np.uint64(1):
+                    keys[k] = f * n_labels + w * 64 + b
+                    k += 1
+                m >>= np.uint64(1)
+                b += 1
+
+
+@njit(**_JIT)
+def _pair_counts(indptr, indices, data, offsets, y, weights, masks, ptr, counts):
+    """counts[k] += w_s * x_tf for the pair (f, y_t) stored at position k =
+    ptr[f] + (rank of y_t among the labels set in masks[f])."""
     for s in range(offsets.size - 1):
         w = weights[s]
+        if not w > 0.0:
+            continue
         for t in range(offsets[s], offsets[s + 1]):
-            lab = y[t]
+            word = y[t] >> 6
+            below = (np.uint64(1) << np.uint64(y[t] & 63)) - np.uint64(1)
             for p in range(indptr[t], indptr[t + 1]):
-                counts[indices[p], lab] += w * data[p]
-                if w > 0.0:
-                    seen[indices[p], lab] = True
+                f = indices[p]
+                k = ptr[f]
+                for v in range(word):
+                    k += _popcount(masks[f, v])
+                k += _popcount(masks[f, word] & below)
+                counts[k] += w * data[p]
 
 
 # --------------------------------------------------------------------------
-# prediction
+# inference: Viterbi, marginals, path scores, exact k-best
 # --------------------------------------------------------------------------
 @njit(**_JIT)
-def _viterbi_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end, out):
+def _viterbi_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
+                   out, best_out):
+    """Best path of each sequence of chunk ``c`` into ``out`` (label per
+    token) and its score into ``best_out`` (-inf: no allowed path)."""
+    lo, hi = bounds[c], bounds[c + 1]
     L = W.shape[1]
-    maxT = 0
-    for s in range(lo, hi):
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    maxT = _max_length(lo, hi, offsets)
     E = np.empty((maxT, L))
     score = np.empty((maxT, L))
     back = np.empty((maxT, L), dtype=np.int32)
@@ -458,6 +510,7 @@ def _viterbi_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end, out
         t0 = offsets[s]
         T = offsets[s + 1] - t0
         if T == 0:
+            best_out[s] = 0.0
             continue
         _emissions(indptr, indices, data, t0, T, W, E)
         for j in range(L):
@@ -482,29 +535,24 @@ def _viterbi_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end, out
             if v > best:
                 best = v
                 arg = j
+        best_out[s] = best
         out[t0 + T - 1] = arg
         for t in range(T - 1, 0, -1):
             arg = back[t, arg]
             out[t0 + t - 1] = arg
 
 
-@njit(**_JIT)
-def _viterbi_serial(bounds, indptr, indices, data, offsets, W, A, start, end, out):
-    for c in range(bounds.size - 1):
-        _viterbi_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
-                       W, A, start, end, out)
-
-
 @njit(parallel=True, **_JIT)
-def _viterbi_parallel(bounds, indptr, indices, data, offsets, W, A, start, end, out):
-    for c in prange(bounds.size - 1):
-        _viterbi_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
-                       W, A, start, end, out)
+def _viterbi_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _viterbi_chunk(c, bounds, *args)  # noqa: E701
 
 
 @njit(**_JIT)
-def _marginals_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end,
+def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
                      expA, exp_start, exp_end, shifts, out, logz_out):
+    """Node marginals (rows of ``out``) and log Z of the sequences of chunk
+    ``c``; log Z is -inf (and the rows NaN) when no path is allowed."""
+    lo, hi = bounds[c], bounds[c + 1]
     L = W.shape[1]
     bufs = _posterior_buffers(lo, hi, offsets, L)
     alpha, beta = bufs[1], bufs[2]
@@ -516,36 +564,46 @@ def _marginals_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end,
         if T == 0:
             logz_out[s] = 0.0
             continue
-        logz, scaled = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
-                                   expA, expAT, exp_start, exp_end, shifts, bufs,
-                                   0.0, no_counts)
+        logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                              expA, expAT, exp_start, exp_end, shifts, bufs,
+                              0.0, no_counts)
         logz_out[s] = logz
         for t in range(T):
             for j in range(L):
                 out[t0 + t, j] = alpha[t, j] * beta[t, j]
 
 
+@njit(parallel=True, **_JIT)
+def _marginals_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _marginals_chunk(c, bounds, *args)  # noqa: E701
+
+
 @njit(**_JIT)
-def _marginals_serial(bounds, indptr, indices, data, offsets, W, A, start, end,
-                      expA, exp_start, exp_end, shifts, out, logz_out):
-    for c in range(bounds.size - 1):
-        _marginals_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
-                         W, A, start, end, expA, exp_start, exp_end, shifts,
-                         out, logz_out)
+def _path_scores_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
+                       y, out):
+    """Score of the given label path ``y`` of each sequence of chunk ``c``
+    (-inf when it uses a forbidden transition)."""
+    for s in range(bounds[c], bounds[c + 1]):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            out[s] = 0.0
+            continue
+        total = start[y[t0]] + end[y[t0 + T - 1]]
+        for t in range(t0, t0 + T):
+            lab = y[t]
+            if t > t0:
+                total += A[y[t - 1], lab]
+            for p in range(indptr[t], indptr[t + 1]):
+                total += data[p] * W[indices[p], lab]
+        out[s] = total
 
 
 @njit(parallel=True, **_JIT)
-def _marginals_parallel(bounds, indptr, indices, data, offsets, W, A, start, end,
-                        expA, exp_start, exp_end, shifts, out, logz_out):
-    for c in prange(bounds.size - 1):
-        _marginals_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets,
-                         W, A, start, end, expA, exp_start, exp_end, shifts,
-                         out, logz_out)
+def _path_scores_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _path_scores_chunk(c, bounds, *args)  # noqa: E701
 
 
-# --------------------------------------------------------------------------
-# n-best (exact k-best Viterbi)
-# --------------------------------------------------------------------------
 @njit(**_JIT)
 def _insert_topk(scores, labs, ranks, n, k, v, lab, rank):
     """Insert candidate (v, lab, rank) into the sorted top-k lists of length n.
@@ -570,18 +628,17 @@ def _insert_topk(scores, labs, ranks, n, k, v, lab, rank):
 
 
 @njit(**_JIT)
-def _topk_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end, k,
+def _topk_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end, k,
                 out_paths, out_scores, out_count):
-    """The k highest-scoring label sequences of sequences lo..hi-1.
+    """The k highest-scoring label sequences of the sequences of chunk ``c``.
 
     ``out_paths[t, r]`` is the label at token row t of the r-th best path,
     ``out_scores[s, r]`` its score, ``out_count[s]`` how many finite-score
-    paths exist (at most k).
+    paths exist (at most k; 0 when no path is allowed).
     """
+    lo, hi = bounds[c], bounds[c + 1]
     L = W.shape[1]
-    maxT = 0
-    for s in range(lo, hi):
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    maxT = _max_length(lo, hi, offsets)
     E = np.empty((maxT, L))
     sc = np.full((maxT, L, k), -np.inf)
     bl = np.zeros((maxT, L, k), dtype=np.int32)
@@ -628,17 +685,6 @@ def _topk_chunk(lo, hi, indptr, indices, data, offsets, W, A, start, end, k,
                 lab, rank = bl[t, lab, rank], br[t, lab, rank]
 
 
-@njit(**_JIT)
-def _topk_serial(bounds, indptr, indices, data, offsets, W, A, start, end, k,
-                 out_paths, out_scores, out_count):
-    for c in range(bounds.size - 1):
-        _topk_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets, W, A,
-                    start, end, k, out_paths, out_scores, out_count)
-
-
 @njit(parallel=True, **_JIT)
-def _topk_parallel(bounds, indptr, indices, data, offsets, W, A, start, end, k,
-                   out_paths, out_scores, out_count):
-    for c in prange(bounds.size - 1):
-        _topk_chunk(bounds[c], bounds[c + 1], indptr, indices, data, offsets, W, A,
-                    start, end, k, out_paths, out_scores, out_count)
+def _topk_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _topk_chunk(c, bounds, *args)  # noqa: E701

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._sequences import Sequences
+from ._sequences import Sequences, sequence_of
 
 
 def check_sequences(X, n_features=None, what="X"):
@@ -48,7 +48,7 @@ def check_sequences(X, n_features=None, what="X"):
     if ind.size and (ind.min() < 0 or ind.max() >= seqs.n_features):
         bad = int(np.flatnonzero((ind < 0) | (ind >= seqs.n_features))[0])
         row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
-        seq = int(np.searchsorted(seqs.offsets, row, side="right") - 1)
+        seq = int(sequence_of(seqs.offsets, row))
         raise ValueError(
             f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has column "
             f"index {ind[bad]}, outside [0, {seqs.n_features})."
@@ -61,7 +61,7 @@ def check_sequences(X, n_features=None, what="X"):
     if data.size and not np.isfinite(data).all():
         bad = int(np.flatnonzero(~np.isfinite(data))[0])
         row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
-        seq = int(np.searchsorted(seqs.offsets, row, side="right") - 1)
+        seq = int(sequence_of(seqs.offsets, row))
         raise ValueError(
             f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has a "
             f"non-finite feature value ({data[bad]}) in column "

@@ -4,6 +4,9 @@ word segmentation scores, and scorers for ``scoring=``."""
 import numpy as np
 from sklearn.metrics import make_scorer
 
+from ._tag_schemes import roles as _scheme_roles
+from ._tag_schemes import split_tag as _split_tag
+
 __all__ = [
     "tags_to_spans",
     "token_accuracy",
@@ -17,37 +20,6 @@ __all__ = [
     "sequence_accuracy_scorer",
     "segmentation_f1_scorer",
 ]
-
-# each scheme's prefixes, mapped to conlleval's roles:
-# B begin, I inside, E end, S single, O outside
-_SCHEMES = {
-    "BIO": {"B": "B", "I": "I", "O": "O"},
-    "IOB2": {"B": "B", "I": "I", "O": "O"},
-    "BIOES": {"B": "B", "I": "I", "E": "E", "S": "S", "O": "O"},
-    "IOBES": {"B": "B", "I": "I", "E": "E", "S": "S", "O": "O"},
-    "BIOUL": {"B": "B", "I": "I", "L": "E", "U": "S", "O": "O"},
-    "BILOU": {"B": "B", "I": "I", "L": "E", "U": "S", "O": "O"},
-    "BMES": {"B": "B", "M": "I", "E": "E", "S": "S"},
-}
-
-
-def _check_scheme(scheme):
-    key = str(scheme).upper()
-    if key not in _SCHEMES:
-        raise ValueError(
-            f"Unknown tag scheme {scheme!r}; expected one of {sorted(_SCHEMES)}."
-        )
-    return _SCHEMES[key]
-
-
-def _split_tag(tag, roles):
-    """('B', 'PER') from 'B-PER'; ('O', '') from 'O'; ('S', '') from 'S'."""
-    tag = str(tag)
-    prefix, sep, typ = tag.partition("-")
-    if prefix not in roles:
-        raise ValueError(f"Tag {tag!r} does not belong to the scheme {sorted(roles)}.")
-    return roles[prefix], typ
-
 
 def tags_to_spans(tokens_or_length, tags, scheme="BIO"):
     """Entities of a tag sequence as ``[(type, start, end), ...]``.
@@ -73,7 +45,7 @@ def tags_to_spans(tokens_or_length, tags, scheme="BIO"):
         else len(tokens_or_length)
     if len(tags) != n:
         raise ValueError(f"{len(tags)} tags for a sequence of length {n}.")
-    roles = _check_scheme(scheme)
+    roles = _scheme_roles(scheme)
     spans = []
     prev_role, prev_type = "O", ""
     start = None
@@ -218,7 +190,7 @@ def make_span_f1_scorer(scheme="BIO", average="micro"):
     >>> from sklearn.model_selection import GridSearchCV
     >>> scorer = make_span_f1_scorer("BIO")
     """
-    _check_scheme(scheme)
+    _scheme_roles(scheme)
     return make_scorer(span_f1_score, scheme=scheme, average=average)
 
 

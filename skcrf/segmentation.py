@@ -1,7 +1,10 @@
 """Chinese word segmentation helpers: words <-> character tags, segmented text."""
 
+from . import _tag_schemes as schemes
+
 __all__ = ["words_to_tags", "tags_to_words", "read_segmented", "SCHEMES"]
 
+#: tag sets for segmentation, see :func:`words_to_tags`
 SCHEMES = ("BMES", "BI")
 
 
@@ -24,28 +27,20 @@ def words_to_tags(words, scheme="BMES"):
     for i, w in enumerate(words):
         if not isinstance(w, str):
             raise TypeError(f"words[{i}] is a {type(w).__name__}, not a str.")
-        n = len(w)
-        if n == 0:
+        if not w:
             raise ValueError(f"words[{i}] is an empty word.")
-        if scheme == "BI":
-            tags.append("B")
-            tags.extend("I" * (n - 1))
-        elif n == 1:
-            tags.append("S")
-        else:
-            tags.append("B")
-            tags.extend("M" * (n - 2))
-            tags.append("E")
+        tags.extend(schemes.word_tags(len(w), scheme))
     return tags
 
 
 def tags_to_words(chars, tags):
     """Cut ``chars`` into words at the tags.
 
-    A word starts at a ``B`` or ``S`` tag and after an ``E`` or ``S`` tag;
-    every other tag continues the current word. So invalid sequences still give
-    a segmentation (a stray ``M`` after ``E`` starts a word; an ``E`` without
-    ``B`` ends the current one). Works for BMES and BI tags.
+    A word starts at a tag whose role is begin or single (``B``, ``S``) and
+    after one whose role is end or single (``E``, ``S``); every other tag
+    continues the current word. So invalid sequences still give a
+    segmentation (a stray ``M`` after ``E`` starts a word; an ``E`` without
+    ``B`` ends the current one). Works for every segmentation scheme.
 
     >>> tags_to_words("上海推迎奥运", ["B", "E", "S", "B", "M", "E"])
     ['上海', '推', '迎奥运']
@@ -54,10 +49,12 @@ def tags_to_words(chars, tags):
     """
     if len(chars) != len(tags):
         raise ValueError(f"{len(chars)} characters but {len(tags)} tags.")
+    table = schemes.roles("BMES")
+    role = [table.get(t, "I") for t in tags]
     words = []
     start = 0
     for t in range(1, len(chars) + 1):
-        if t == len(chars) or tags[t] in ("B", "S") or tags[t - 1] in ("E", "S"):
+        if t == len(chars) or role[t] in ("B", "S") or role[t - 1] in ("E", "S"):
             words.append(chars[start:t])
             start = t
     return [w for w in words if w]

@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 
 from skcrf import LinearChainCRF
+from skcrf._inference import Weights, marginals
+from skcrf._validation import check_sequences
 
 
 def model_from_weights(W, A, start, end, classes=None, **params):
@@ -18,6 +20,13 @@ def model_from_weights(W, A, start, end, classes=None, **params):
     crf.end_coef_ = end
     crf.n_features_in_ = W.shape[0]
     return crf
+
+
+def log_partition(crf, X):
+    """log Z(x) of every sequence of X under a (fitted) model's weights."""
+    W = np.ascontiguousarray(crf.coef_.T)
+    weights = Weights.from_arrays(W, crf.transition_coef_, crf.start_coef_, crf.end_coef_)
+    return marginals(check_sequences(X).kernel_arrays(), weights)[1]
 
 
 def random_problem(rng, n_seq=4, max_len=4, n_labels=3, n_features=5, density=0.5,

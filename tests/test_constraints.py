@@ -6,7 +6,7 @@ import pytest
 from skcrf import LinearChainCRF, allowed_transitions
 from skcrf._constraints import constraint_masks
 
-from conftest import model_from_weights, random_problem
+from conftest import log_partition, model_from_weights, random_problem
 import naive
 
 BIO = ["B-LOC", "B-PER", "I-LOC", "I-PER", "O"]  # sorted: the classes_ order
@@ -73,7 +73,7 @@ def test_constrained_log_z_marginals_viterbi_match_enumeration(scheme, labels, s
     rng = np.random.default_rng(seed)
     X, W, A, start, end = _constrained(rng, labels, scheme)
     crf = model_from_weights(W, A, start, end, labels)
-    _, logz, _ = crf._marginals(crf._check_X(X))
+    logz = log_partition(crf, X)
     for x, p, m, lz in zip(X, crf.predict(X), crf.predict_marginals(X), logz):
         paths, scores = naive.scores(x, W, A, start, end)
         # enumeration over valid sequences only (invalid ones score -inf)
@@ -134,8 +134,6 @@ def _toy_bio(rng, n=80):
                 tags.append("O")
                 t += 1
         tags = tags[:T]
-        if tags[-1].startswith("B-") is False and tags[-1].startswith("I-") and len(tags) == 1:
-            tags = ["O"]
         code = {"O": 0, "B-PER": 1, "I-PER": 2, "B-LOC": 3, "I-LOC": 4}
         x = np.eye(5)[[code[g] for g in tags]] + rng.normal(scale=1.2, size=(len(tags), 5))
         X.append(x)
@@ -180,8 +178,37 @@ def test_explicit_pairs_and_boundaries():
                                       ("<start>", "b")]).fit(X, y)
     assert np.isneginf(crf.transition_coef_[0, 0]) and np.isneginf(crf.transition_coef_[1, 1])
     assert np.isfinite(crf.end_coef_).all()  # no (x, "<end>") pair listed: ends are free
-    with pytest.raises(ValueError, match="'z'"):
-        LinearChainCRF(constraints=[("a", "z")]).fit(X, y)
+
+
+def test_pairs_naming_unseen_labels_do_not_apply():
+    # a cross-validation fold may lack a label that the constraints name
+    X = [np.eye(2), np.eye(2)[[1, 0]]]
+    y = [["a", "b"], ["b", "a"]]
+    pairs = [("a", "b"), ("b", "a"), ("a", "z"), ("z", "a"), ("<start>", "z")]
+    crf = LinearChainCRF(constraints=pairs).fit(X, y)
+    assert crf.classes_.tolist() == ["a", "b"]
+    assert np.isneginf(crf.transition_coef_[0, 0]) and np.isfinite(crf.transition_coef_[0, 1])
+    assert np.isfinite(crf.start_coef_).all()  # ("<start>", "z") names no class: ends free
+    with pytest.raises(ValueError, match="not a"):
+        LinearChainCRF(constraints=[("a", "b", "c")]).fit(X, y)
+
+
+def test_no_allowed_path_is_an_error_naming_the_sequence():
+    # BIOES labels without S or O: a one-token sequence has no valid path
+    labels = ["B-X", "E-X"]
+    W = np.zeros((2, 2))
+    trans, s_ok, e_ok = constraint_masks("BIOES", np.array(labels))
+    crf = model_from_weights(W, np.where(trans, 0.0, -np.inf), np.where(s_ok, 0.0, -np.inf),
+                             np.where(e_ok, 0.0, -np.inf), labels)
+    X = [np.ones((2, 2)), np.ones((1, 2))]
+    assert crf.predict(X[:1]) == [["B-X", "E-X"]]
+    for call in (crf.predict, crf.predict_marginals, crf.predict_topk,
+                 lambda X: crf.predict_log_proba_sequences(X, [["B-X", "E-X"], ["B-X"]])):
+        with pytest.raises(ValueError, match=r"X\[1\]: no label sequence of length 1"):
+            call(X)
+    crf.decoding = "marginal"
+    with pytest.raises(ValueError, match=r"X\[1\]"):
+        crf.predict(X)
 
 
 @pytest.mark.parametrize("constrained", [False, True])
@@ -196,7 +223,7 @@ def test_topk_equals_the_k_best_enumerated_sequences(seed, constrained):
                                                 min_len=0)
     crf = model_from_weights(W, A, start, end, labels)
     k = 7
-    _, logz, _ = crf._marginals(crf._check_X(X))
+    logz = log_partition(crf, X)
     for x, top, lz in zip(X, crf.predict_topk(X, k=k), logz):
         if not len(x):
             assert top == [([], 0.0)]
@@ -214,14 +241,28 @@ def test_topk_equals_the_k_best_enumerated_sequences(seed, constrained):
     assert [t[0][0] for t in crf.predict_topk(X, k=1)] == crf.predict(X)
 
 
-def test_topk_ties_are_deterministic():
-    # all weights zero: every sequence ties; the order must be reproducible
-    crf = model_from_weights(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2), np.zeros(2), ["a", "b"])
-    a = crf.predict_topk([np.ones((3, 2))], k=8)
-    b = crf.predict_topk([np.ones((3, 2))], k=8)
-    assert a == b and len(a[0]) == 8
-    assert len({tuple(p) for p, _ in a[0]}) == 8
-    np.testing.assert_allclose([lp for _, lp in a[0]], np.log(1 / 8))
+def test_topk_ties_follow_the_documented_order():
+    # all weights zero: every sequence ties; the documented order compares
+    # labels in classes_ order from the last token backwards
+    crf = model_from_weights(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2), np.zeros(2),
+                             ["a", "b"])
+    top = crf.predict_topk([np.ones((3, 2))], k=8)[0]
+    want = sorted(([x, y, z] for x in "ab" for y in "ab" for z in "ab"),
+                  key=lambda p: p[::-1])
+    assert [p for p, _ in top] == want
+    np.testing.assert_allclose([lp for _, lp in top], np.log(1 / 8))
+
+
+def test_topk_k_is_validated_and_capped():
+    crf = model_from_weights(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2), np.zeros(2),
+                             ["a", "b"])
+    # more than the 2 ** 3 sequences that exist: all of them, no huge allocation
+    assert len(crf.predict_topk([np.ones((3, 2))], k=10**9)[0]) == 8
+    with pytest.raises(ValueError, match="GiB"):
+        crf.predict_topk([np.ones((60, 2))], k=10**9)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="positive int"):
+            crf.predict_topk([np.ones((3, 2))], k=bad)
 
 
 def test_warm_start_after_dropping_constraints():

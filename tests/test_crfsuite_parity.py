@@ -11,7 +11,9 @@ import pytest
 from sklearn.feature_extraction import DictVectorizer
 
 from skcrf import LinearChainCRF, Sequences
-from skcrf._objective import CRFObjective
+from skcrf._layout import ParameterLayout
+from skcrf._objective import CRFLoss, Objective
+from skcrf._penalty import L2
 
 sklearn_crfsuite = pytest.importorskip(
     "sklearn_crfsuite", reason="sklearn-crfsuite is part of the [test] extra")
@@ -80,8 +82,19 @@ def test_same_objective_and_predictions_as_crfsuite(problem, all_trans):
     for (a, b), w in ref.transition_features_.items():
         A[np.searchsorted(classes, a), np.searchsorted(classes, b)] = w
     y_idx = np.searchsorted(classes, np.concatenate(tags)).astype(np.int32)
-    layout = crf._make_layout(seqs, y_idx, classes.size)
-    obj = CRFObjective(seqs, y_idx, layout, c2, np.ones(len(seqs)))
+    # CRFsuite's parameter space, built here from the data: (attribute,
+    # label) pairs that occur; label pairs that occur unless all_trans
+    L = classes.size
+    onehot = np.eye(L)[y_idx]
+    seen = ((seqs.X != 0).T @ onehot) > 0
+    first = np.concatenate([[0], np.cumsum([len(t) for t in tags])[:-1]])
+    inner = np.ones(y_idx.size, bool)
+    inner[first] = False
+    pairs = np.unique(y_idx[:-1][inner[1:]].astype(np.int64) * L + y_idx[1:][inner[1:]])
+    layout = ParameterLayout(seqs.n_features, L, np.flatnonzero(seen.reshape(-1)),
+                             np.arange(L * L) if all_trans else pairs, False)
+    obj = Objective([CRFLoss(seqs.kernel_arrays(), y_idx, np.ones(len(seqs)), layout)],
+                    L2(c2))
     theta = layout.pack(W, A, np.zeros(classes.size), np.zeros(classes.size))
     # every CRFsuite weight has a parameter in our layout
     assert np.count_nonzero(theta) == np.count_nonzero(W) + np.count_nonzero(A)

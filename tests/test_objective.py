@@ -4,10 +4,18 @@ import numpy as np
 import pytest
 
 from skcrf import Sequences
-from skcrf._objective import CRFObjective, ParameterLayout
+from skcrf._layout import ParameterLayout
+from skcrf._objective import CRFLoss, Objective
+from skcrf._penalty import L2
 
 from conftest import random_problem
 import naive
+
+
+def _objective(seqs, flat, layout, c2, weights, n_threads=1):
+    """The penalised objective of a fit, and its data term."""
+    loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout, n_threads=n_threads)
+    return Objective([loss], L2(c2)), loss
 
 
 def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1):
@@ -16,7 +24,8 @@ def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1):
     layout = ParameterLayout(F, L, np.arange(F * L), np.arange(L * L), start_end)
     flat = np.concatenate(y).astype(np.int32) if y else np.zeros(0, np.int32)
     w = np.ones(len(X)) if weights is None else weights
-    return CRFObjective(seqs, flat, layout, c2, w, n_threads), layout
+    obj, loss = _objective(seqs, flat, layout, c2, w, n_threads)
+    return obj, layout, loss
 
 
 @pytest.mark.parametrize("start_end", [True, False])
@@ -29,17 +38,17 @@ def test_log_z_likelihood_and_expected_counts_match_enumeration(start_end, float
                                             float_values=float_values)
     if not start_end:
         start, end = np.zeros(L), np.zeros(L)
-    obj, layout = _setup(X, y, L, start_end)
+    obj, layout, loss = _setup(X, y, L, start_end)
     theta = layout.pack(W, A, start, end)
     f, g = obj(theta)
 
     want_logz = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
-    np.testing.assert_allclose(obj._logz, want_logz, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(loss.log_z, want_logz, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(f, naive.objective(X, y, W, A, start, end, 0.0, 0.0),
                                rtol=1e-10)
 
     # expected counts = gradient + empirical (c2 = 0)
-    expected = g + obj.empirical
+    expected = g + loss.empirical
     eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
     for x in X:
         if not len(x):
@@ -58,7 +67,7 @@ def test_gradient_matches_finite_differences():
     X, y, W, A, start, end = random_problem(rng, n_seq=6, max_len=6, n_labels=L,
                                             n_features=4, min_len=1)
     weights = rng.uniform(0.5, 2.0, size=len(X))
-    obj, layout = _setup(X, y, L, True, c2=0.3, weights=weights)
+    obj, layout, _ = _setup(X, y, L, True, c2=0.3, weights=weights)
     theta = rng.normal(size=layout.n_params)
     _, g = obj(theta)
     eps = 1e-6
@@ -83,8 +92,8 @@ def test_restricted_layout_keeps_other_weights_at_zero():
     state_pos = np.array([0, 4, 7, 11])
     trans_pos = np.array([1, 5])
     layout = ParameterLayout(F, L, state_pos, trans_pos, False)
-    obj = CRFObjective(seqs, np.concatenate(y).astype(np.int32), layout, 0.0,
-                       np.ones(len(X)))
+    obj, _ = _objective(seqs, np.concatenate(y).astype(np.int32), layout, 0.0,
+                        np.ones(len(X)))
     theta = rng.normal(size=layout.n_params)
     f, g = obj(theta)
     Wd, Ad, sd, ed = layout.unpack(theta)
@@ -104,9 +113,9 @@ def test_two_threads_give_the_same_objective_and_gradient():
     L = 4
     X, y, W, A, start, end = random_problem(rng, n_seq=40, max_len=12, n_labels=L,
                                             n_features=20, density=0.2)
-    obj1, layout = _setup(X, y, L, True, c2=0.5, n_threads=1)
-    obj2, _ = _setup(X, y, L, True, c2=0.5, n_threads=2)
-    assert obj2.parallel and not obj1.parallel
+    obj1, layout, loss1 = _setup(X, y, L, True, c2=0.5, n_threads=1)
+    obj2, _, loss2 = _setup(X, y, L, True, c2=0.5, n_threads=2)
+    assert loss2.parallel and not loss1.parallel
     theta = layout.pack(W, A, start, end)
     f1, g1 = obj1(theta)
     f2, g2 = obj2(theta)
@@ -127,11 +136,11 @@ def test_huge_weights_fall_back_to_log_space_without_nan():
     X.append(np.array([[0.5, 0.0], [0.0, 0.0]]))
     y.append(np.array([1, 0]))
     weights = np.array([2.0, 0.5])
-    obj, layout = _setup(X, y, L, True, weights=weights)
+    obj, layout, loss = _setup(X, y, L, True, weights=weights)
     f, g = obj(layout.pack(W, A, start, end))
     assert np.isfinite(f) and np.isfinite(g).all()
     want = naive.log_z(X[0], W, A, start, end)
-    assert obj._logz[0] == pytest.approx(want, rel=1e-12)
+    assert loss.log_z[0] == pytest.approx(want, rel=1e-12)
     # expected counts (node, pair, start, end) of both sequences against enumeration
     eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
     for x, w in zip(X, weights):
@@ -140,5 +149,5 @@ def test_huge_weights_fall_back_to_log_space_without_nan():
         eA += w * pair
         eS += w * node[0]
         eE += w * node[-1]
-    np.testing.assert_allclose(g + obj.empirical, layout.pack(eW, eA, eS, eE),
+    np.testing.assert_allclose(g + loss.empirical, layout.pack(eW, eA, eS, eE),
                                rtol=1e-8, atol=1e-10)

@@ -11,7 +11,6 @@ from skcrf import Sequences
 
 @pytest.fixture
 def seqs():
-    rng = np.random.default_rng(0)
     mats = [sp.random(n, 6, density=0.5, random_state=i, format="csr")
             for i, n in enumerate([3, 0, 2, 5, 1])]
     return mats, Sequences.from_list(mats)

@@ -129,7 +129,7 @@ class _ThreadRecordingCRF(LinearChainCRF):
     def fit(self, X, y, sample_weight=None):
         import numba
 
-        from skcrf._objective import resolve_n_threads
+        from skcrf._parallel import resolve_n_threads
 
         super().fit(X, y, sample_weight=sample_weight)
         self.threads_seen_ = (resolve_n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS,
@@ -165,8 +165,10 @@ def test_sample_weight_through_pipeline_and_search(cws):
     # the objective and predictions rather than raw weight matrices
     assert a[-1].objective_ == pytest.approx(b[-1].objective_, rel=1e-5)
     assert a.predict(X[:40]) == b.predict(X[:40])
-    search = GridSearchCV(_pipe(), {"linearchaincrf__c2": [0.5]}, cv=2,
-                          scoring=token_accuracy_scorer)
+    # shuffled folds: a fold of zero-weight sequences only is refused
+    search = GridSearchCV(_pipe(), {"linearchaincrf__c2": [0.5]},
+                          cv=KFold(2, shuffle=True, random_state=0),
+                          scoring=token_accuracy_scorer, error_score="raise")
     search.fit(X, y, linearchaincrf__sample_weight=w)
     assert search.best_estimator_[-1].objective_ == pytest.approx(a[-1].objective_, rel=1e-5)
 
@@ -251,3 +253,14 @@ def test_top_features_and_transition_table(cws):
     assert table["B"]["E"] > table["B"]["B"]  # B is followed by E or M, never B
     assert set(table["<start>"]) == {"B", "E", "M", "S"}
     assert table["E"]["<end>"] == crf.end_coef_[j]
+
+
+def test_pipeline_works_with_pandas_transform_output(cws):
+    import sklearn  # pandas itself comes with the [test] extra
+
+    X, y = cws
+    with sklearn.config_context(transform_output="pandas"):
+        pipe = _pipe().fit(X[:60], y[:60])
+        pred = pipe.predict(X[60:70])
+        assert isinstance(pipe[0].transform(X[:2]), skcrf.Sequences)
+    assert pred == _pipe().fit(X[:60], y[:60]).predict(X[60:70])

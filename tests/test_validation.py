@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
 
-from conftest import model_from_weights
+from conftest import log_partition, model_from_weights
 
 
 def X3():
@@ -137,7 +137,7 @@ def test_very_long_sequence_matches_log_space_reference():
     # the log-space reference accumulates rounding over 100k additions of
     # numbers ~1e5 (about 1e-7 here); an underflow would be off by O(1)
     np.testing.assert_allclose(P, want_P, atol=1e-6)
-    _, logz, _ = crf._marginals(crf._check_X([X]))
+    logz = log_partition(crf, [X])
     assert logz[0] == pytest.approx(want_logz, rel=1e-9)
     np.testing.assert_allclose(want_P.sum(axis=1), 1.0, rtol=1e-5)  # reference sanity
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)  # ours stays normalised
@@ -156,7 +156,7 @@ def test_keyboard_interrupt_leaves_the_estimator_as_it_was(monkeypatch):
     X = [rng.random((5, 3)) for _ in range(20)]
     y = [list(rng.choice(["a", "b"], size=5)) for _ in range(20)]
     calls = {"n": 0}
-    original = objective.CRFObjective.__call__
+    original = objective.CRFLoss.__call__
 
     def interrupted(self, theta):
         calls["n"] += 1
@@ -164,18 +164,18 @@ def test_keyboard_interrupt_leaves_the_estimator_as_it_was(monkeypatch):
             raise KeyboardInterrupt
         return original(self, theta)
 
-    monkeypatch.setattr(objective.CRFObjective, "__call__", interrupted)
+    monkeypatch.setattr(objective.CRFLoss, "__call__", interrupted)
     crf = LinearChainCRF()
     with pytest.raises(KeyboardInterrupt):
         crf.fit(X, y)
     assert not hasattr(crf, "coef_") and not hasattr(crf, "classes_")
 
-    monkeypatch.setattr(objective.CRFObjective, "__call__", original)
+    monkeypatch.setattr(objective.CRFLoss, "__call__", original)
     crf.fit(X, y)
     before = {k: np.copy(v) if isinstance(v, np.ndarray) else v
               for k, v in vars(crf).items() if k.endswith("_")}
     calls["n"] = 0
-    monkeypatch.setattr(objective.CRFObjective, "__call__", interrupted)
+    monkeypatch.setattr(objective.CRFLoss, "__call__", interrupted)
     y2 = [["c" if v == "a" else v for v in seq] for seq in y]
     with pytest.raises(KeyboardInterrupt):
         crf.fit(X, y2)
@@ -218,3 +218,28 @@ def test_fit_on_label_arrays_equals_fit_on_lists():
     b = LinearChainCRF(max_iter=50).fit(X, [s.tolist() for s in y])
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
     assert a.classes_.tolist() == b.classes_.tolist()
+
+
+def test_mappings_and_sets_are_not_sequence_lists():
+    for bad in ({"a": 1}, {"ab", "cd"}, "abc"):
+        with pytest.raises(TypeError, match="list of sequences"):
+            SequenceFeaturizer().fit(bad)
+
+
+def test_all_zero_sample_weights_are_refused():
+    with pytest.raises(ValueError, match="sample_weight is 0 for every"):
+        LinearChainCRF().fit(X3(), Y3, sample_weight=[0, 0, 0])
+    # weight only on an empty sequence: still nothing to learn from
+    X = X3() + [np.zeros((0, 3))]
+    with pytest.raises(ValueError, match="sample_weight is 0 for every"):
+        LinearChainCRF().fit(X, Y3 + [[]], sample_weight=[0, 0, 0, 1])
+
+
+def test_top_features_k_is_validated():
+    crf = LinearChainCRF(c2=0.1).fit(X3(), Y3)
+    everything = crf.top_features(k=None)
+    assert sum(map(len, everything.values())) == int((crf.coef_ > 0).sum())
+    assert all(len(v) <= 1 for v in crf.top_features(k=1).values())
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="positive int"):
+            crf.top_features(k=bad)

@@ -1,0 +1,174 @@
+"""Inference as pure functions: Viterbi, marginals with log Z, exact k-best, path scores.
+
+Each function takes the sequences' kernel arrays
+(:class:`skcrf._sequences.KernelArrays`), the weights as a :class:`Weights`
+and a thread count, and returns arrays. None of them knows about the
+estimator: ``LinearChainCRF`` calls them with its fitted weights, and early
+stopping or a remote evaluation can call them with any other weights.
+
+A sequence for which the weights allow no label path at all (only possible
+with -inf transitions, i.e. constraints that no path of its length can
+satisfy) makes every function raise a :class:`ValueError` naming it.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _kernels as K
+from ._parallel import chunk_bounds, run_chunks
+
+__all__ = ["Weights", "viterbi", "marginals", "topk", "path_scores", "exp_transitions",
+           "TOPK_MAX_BYTES"]
+
+#: predict_topk refuses a k whose work arrays would exceed this many bytes
+TOPK_MAX_BYTES = 2 ** 30
+
+
+class Weights(NamedTuple):
+    """The weights of a linear-chain CRF, as the kernels take them.
+
+    ``W`` (n_features, n_labels), feature-major and C-contiguous; ``A``
+    (n_labels, n_labels) indexed ``[from, to]``; ``start`` and ``end``
+    (n_labels,). -inf forbids a transition (or a first / last label).
+    """
+
+    W: np.ndarray
+    A: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def from_arrays(cls, W, A, start, end):
+        as64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
+        return cls(as64(W), as64(A), as64(start), as64(end))
+
+    @property
+    def n_labels(self):
+        return self.A.shape[0]
+
+
+def exp_transitions(A, start, end):
+    """Shifted exponentials of the transition, start and end weights.
+
+    Returns ``expA, exp_start, exp_end, shifts`` with
+    ``shifts = (start_shift, end_shift, transition_shift)`` the maxima that were
+    subtracted before ``exp`` (so large weights cannot overflow).
+    """
+    def shifted(a):
+        finite = a[np.isfinite(a)]
+        m = float(finite.max()) if finite.size else 0.0
+        return np.exp(a - m), m  # exp(-inf) = 0: a forbidden transition
+
+    expA, sa = shifted(A)
+    exp_start, ss = shifted(start)
+    exp_end, se = shifted(end)
+    return expA, exp_start, exp_end, np.array([ss, se, sa])
+
+
+def _bounds(arrays, n_labels, n_threads):
+    return chunk_bounds(arrays.offsets, arrays.indptr, n_labels, n_threads)
+
+
+def _raise_if_no_path(invalid, arrays):
+    if invalid.any():
+        s = int(np.flatnonzero(invalid)[0])
+        T = int(arrays.offsets[s + 1] - arrays.offsets[s])
+        raise ValueError(
+            f"X[{s}]: no label sequence of length {T} is allowed by the model's "
+            "transition constraints, so it has no prediction or probability "
+            f"({int(invalid.sum())} such sequence(s) in X)."
+        )
+
+
+def viterbi(arrays, weights, n_threads=1):
+    """Most probable label path of every sequence.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n_tokens,)
+        Label index of every token.
+    scores : ndarray of shape (n_sequences,)
+        Score of each best path (0 for an empty sequence).
+    """
+    out = np.zeros(arrays.n_tokens, dtype=np.int64)
+    best = np.zeros(arrays.n_sequences)
+    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    run_chunks(K._viterbi_chunk, K._viterbi_parallel, bounds, n_threads,
+               *arrays, *weights, out, best)
+    _raise_if_no_path(np.isneginf(best), arrays)
+    return out, best
+
+
+def marginals(arrays, weights, n_threads=1):
+    """Node marginals and log partition function of every sequence.
+
+    Returns
+    -------
+    P : ndarray of shape (n_tokens, n_labels)
+        P(y_t = j | x); rows sum to 1.
+    log_z : ndarray of shape (n_sequences,)
+        log Z(x) (0 for an empty sequence).
+    """
+    L = weights.n_labels
+    expA, exp_start, exp_end, shifts = exp_transitions(weights.A, weights.start,
+                                                       weights.end)
+    P = np.zeros((arrays.n_tokens, L))
+    log_z = np.zeros(arrays.n_sequences)
+    bounds = _bounds(arrays, L, n_threads)
+    run_chunks(K._marginals_chunk, K._marginals_parallel, bounds, n_threads,
+               *arrays, *weights, expA, exp_start, exp_end, shifts, P, log_z)
+    _raise_if_no_path(np.isneginf(log_z), arrays)
+    return P, log_z
+
+
+def path_scores(arrays, weights, y, n_threads=1):
+    """Score s(x, y) of the given label path of every sequence.
+
+    ``y`` (int64, n_tokens) holds label indices. -inf for a path that uses a
+    forbidden transition, 0 for an empty sequence.
+    """
+    out = np.zeros(arrays.n_sequences)
+    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    run_chunks(K._path_scores_chunk, K._path_scores_parallel, bounds, n_threads,
+               *arrays, *weights, np.ascontiguousarray(y, dtype=np.int64), out)
+    return out
+
+
+def topk_capacity(arrays, n_labels, k):
+    """``min(k, number of label paths of the longest sequence)``, and the bytes
+    the k-best search needs for it."""
+    lengths = np.diff(arrays.offsets)
+    max_t = int(lengths.max()) if lengths.size else 0
+    if n_labels > 1 and max_t * math.log(n_labels) < math.log(k):
+        k = max(1, int(round(n_labels ** max_t)))
+    elif n_labels <= 1:
+        k = 1
+    need = k * (arrays.n_tokens * 8 + arrays.n_sequences * 8 + max_t * n_labels * 16)
+    return k, need
+
+
+def topk(arrays, weights, k, n_threads=1):
+    """The k highest-scoring label paths of every sequence (exact k-best Viterbi).
+
+    Returns
+    -------
+    paths : ndarray of int64, shape (n_tokens, k)
+        ``paths[t, r]``: label of token t on the r-th best path of its sequence.
+    scores : ndarray of shape (n_sequences, k)
+        Path scores, best first (-inf beyond ``count``).
+    count : ndarray of int64, shape (n_sequences,)
+        How many paths each sequence has (at most k).
+
+    Among equal scores, the path whose labels come first in label order,
+    compared from the last token backwards, comes first.
+    """
+    paths = np.zeros((arrays.n_tokens, k), dtype=np.int64)
+    scores = np.full((arrays.n_sequences, k), -np.inf)
+    count = np.zeros(arrays.n_sequences, dtype=np.int64)
+    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    run_chunks(K._topk_chunk, K._topk_parallel, bounds, n_threads,
+               *arrays, *weights, k, paths, scores, count)
+    _raise_if_no_path(count == 0, arrays)
+    return paths, scores, count

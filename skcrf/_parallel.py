@@ -1,0 +1,82 @@
+"""Threads: how many, how work is split, and the one place that picks serial or parallel.
+
+Every compiled pass over sequences (objective, Viterbi, marginals, top-k)
+is written as a *chunk kernel* ``chunk(c, bounds, *args)`` that processes
+sequences ``bounds[c]:bounds[c + 1]``, plus a three-line ``prange`` driver
+``parallel(bounds, *args)`` that runs every chunk on Numba's thread pool.
+:func:`run_chunks` calls the chunk kernel directly when there is one chunk
+(so ``n_jobs=1`` never touches the threading layer) and the driver inside a
+:func:`numba_threads` scope otherwise.
+"""
+
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+
+__all__ = ["resolve_n_threads", "numba_threads", "chunk_bounds", "run_chunks"]
+
+
+def resolve_n_threads(n_jobs):
+    """Threads for the kernels: ``None`` -> 1, ``-1`` -> all cores Numba may use.
+
+    Never more than Numba's pool (``NUMBA_NUM_THREADS``), which joblib caps
+    at ``cores // n_workers`` inside the workers of a parallel search: so a
+    CRF with ``n_jobs=-1`` inside ``GridSearchCV(n_jobs=k)`` does not
+    oversubscribe the cores.
+    """
+    from joblib import effective_n_jobs
+
+    n = effective_n_jobs(n_jobs) if n_jobs is not None else 1
+    return max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
+
+
+@contextmanager
+def numba_threads(n):
+    """Let Numba's parallel kernels use ``n`` threads inside the block."""
+    n = max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
+    old = numba.get_num_threads()
+    if n == old:
+        yield
+        return
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def chunk_bounds(offsets, indptr, n_labels, n_chunks):
+    """Split sequences into ``n_chunks`` contiguous ranges of similar cost.
+
+    The cost of a sequence is its number of non-zeros times the number of
+    labels (emissions and state gradient) plus its length times the number of
+    labels squared (the recursions).
+
+    Returns
+    -------
+    bounds : ndarray of int64, shape (n_chunks_used + 1,)
+        Chunk ``c`` holds sequences ``bounds[c]:bounds[c + 1]``; never an
+        empty chunk, except the single chunk of an empty input.
+    """
+    n_seq = offsets.size - 1
+    n_chunks = max(1, min(int(n_chunks), n_seq))
+    if n_chunks == 1:
+        return np.array([0, n_seq], dtype=np.int64)
+    cost = (indptr[offsets[1:]] - indptr[offsets[:-1]]) * n_labels + \
+        (offsets[1:] - offsets[:-1]) * n_labels * n_labels + 1
+    cum = np.concatenate([[0], np.cumsum(cost, dtype=np.float64)])
+    targets = cum[-1] * np.arange(1, n_chunks) / n_chunks
+    inner = np.searchsorted(cum, targets)
+    return np.unique(np.concatenate([[0], inner, [n_seq]])).astype(np.int64)
+
+
+def run_chunks(chunk, parallel, bounds, n_threads, *args):
+    """Run ``chunk(c, bounds, *args)`` for every chunk: serially when there is
+    one chunk, else through the ``parallel(bounds, *args)`` driver on
+    ``n_threads`` threads."""
+    if bounds.size <= 2:
+        chunk(0, bounds, *args)
+    else:
+        with numba_threads(n_threads):
+            parallel(bounds, *args)

@@ -1,0 +1,96 @@
+"""The optimiser's result: our stopping rule, convergence, budgets, line-search failure."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from skcrf._optimize import minimize_lbfgs
+
+
+class Counted:
+    """A smooth convex function that counts its evaluations."""
+
+    def __init__(self, scale=None):
+        self.calls = 0
+        self.scale = np.linspace(1.0, 50.0, 20) if scale is None else scale
+
+    def __call__(self, x):
+        self.calls += 1
+        d = x - 1.0
+        return float(np.sum(self.scale * d ** 2 + 0.1 * d ** 4)), \
+            2 * self.scale * d + 0.4 * d ** 3
+
+
+def run(fun, **kw):
+    kw = dict(dict(max_iter=1000, tol=1e-5), **kw)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = minimize_lbfgs(fun, np.zeros(20), **kw)
+    return res, [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+def test_stopping_rule_is_told_apart_and_does_not_warn():
+    fun = Counted()
+    res, warned = run(fun, tol=1e-3)
+    assert res.reason == "tol" and not warned
+    # the rule compares with the objective 10 iterations earlier
+    f = res.loss_curve
+    assert (f[-11] - f[-1]) / max(abs(f[-1]), 1) < 1e-3
+    assert res.n_iter == len(res.history) == len(f)
+
+
+def test_stopping_rule_firing_exactly_at_max_iter_does_not_warn():
+    res, _ = run(Counted(), tol=1e-3)
+    res2, warned = run(Counted(), tol=1e-3, max_iter=res.n_iter)
+    assert res2.n_iter == res.n_iter
+    assert res2.reason == "tol" and not warned
+
+
+def test_max_iter_warns():
+    res, warned = run(Counted(), tol=0.0, max_iter=3)
+    assert res.reason == "max_iter" and res.n_iter == 3
+    assert len(warned) == 1 and "max_iter=3" in str(warned[0].message)
+
+
+def test_max_fun_warns_with_scipys_message():
+    res, warned = run(Counted(), tol=0.0, max_fun=4)
+    assert res.reason == "max_fun"
+    assert len(warned) == 1 and "scipy:" in str(warned[0].message)
+
+
+def test_convergence_is_reported_without_warning():
+    res, warned = run(Counted(), tol=0.0)
+    assert res.reason == "converged" and not warned
+    np.testing.assert_allclose(res.x, 1.0, atol=1e-6)
+
+
+def test_line_search_failure_warns_instead_of_passing_as_convergence():
+    def wrong_gradient(x):   # the gradient points uphill: no step can decrease f
+        return float(np.sum((x - 1.0) ** 2)), -2 * (x - 1.0)
+
+    res, warned = run(wrong_gradient, tol=0.0)
+    assert res.reason == "line_search"
+    assert len(warned) == 1 and "ABNORMAL" in str(warned[0].message).upper()
+
+
+def test_no_extra_evaluation_and_fun_is_at_x():
+    fun = Counted()
+    res, _ = run(fun, tol=1e-4)
+    assert fun.calls == res.n_evals
+    assert res.fun == pytest.approx(fun(res.x)[0], rel=1e-15)
+    assert res.fun == res.loss_curve[-1]
+
+
+def test_monitor_can_stop_and_annotate():
+    seen = []
+
+    def monitor(record, x):
+        record.extra["held_out"] = 0.5
+        seen.append(record.iteration)
+        return record.iteration == 4
+
+    res, warned = run(Counted(), tol=0.0, monitor=monitor)
+    assert res.reason == "monitor" and res.n_iter == 4 and not warned
+    assert seen == [1, 2, 3, 4] and res.history[-1].extra == {"held_out": 0.5}
