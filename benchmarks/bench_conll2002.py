@@ -17,146 +17,16 @@ load) overhead with a warm and a cold cache.
 """
 
 import argparse
-import gc
 import json
 import os
 import pickle
-import platform
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import date
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def read_conll(path):
-    sents, sent = [], []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            parts = line.split()
-            if not parts:
-                if sent:
-                    sents.append(sent)
-                    sent = []
-                continue
-            if parts[0] == "-DOCSTART-":
-                continue
-            sent.append(tuple(parts))
-    if sent:
-        sents.append(sent)
-    return sents
-
-
-def word2features(sent, i):
-    """The sklearn-crfsuite tutorial features."""
-    word, postag = sent[i][0], sent[i][1]
-    f = {
-        "bias": 1.0,
-        "word.lower()": word.lower(),
-        "word[-3:]": word[-3:],
-        "word[-2:]": word[-2:],
-        "word.isupper()": word.isupper(),
-        "word.istitle()": word.istitle(),
-        "word.isdigit()": word.isdigit(),
-        "postag": postag,
-        "postag[:2]": postag[:2],
-    }
-    if i > 0:
-        w1, p1 = sent[i - 1][0], sent[i - 1][1]
-        f.update({"-1:word.lower()": w1.lower(), "-1:word.istitle()": w1.istitle(),
-                  "-1:word.isupper()": w1.isupper(), "-1:postag": p1,
-                  "-1:postag[:2]": p1[:2]})
-    else:
-        f["BOS"] = True
-    if i < len(sent) - 1:
-        w1, p1 = sent[i + 1][0], sent[i + 1][1]
-        f.update({"+1:word.lower()": w1.lower(), "+1:word.istitle()": w1.istitle(),
-                  "+1:word.isupper()": w1.isupper(), "+1:postag": p1,
-                  "+1:postag[:2]": p1[:2]})
-    else:
-        f["EOS"] = True
-    return f
-
-
-def load(data, limit=None):
-    train = read_conll(os.path.join(data, "esp.train"))[:limit]
-    test = read_conll(os.path.join(data, "esp.testb"))
-    feats = lambda ss: [[word2features(s, i) for i in range(len(s))] for s in ss]
-    tags = lambda ss: [[tok[-1] for tok in s] for s in ss]
-    return feats(train), tags(train), feats(test), tags(test)
-
-
-def vectorise(train_feats, test_feats):
-    """CRFsuite's attribute convention: str values become 'key:value' = 1."""
-    from sklearn.feature_extraction import DictVectorizer
-
-    from skcrf import Sequences
-
-    dv = DictVectorizer(separator=":")
-    flat = lambda fs: [d for seq in fs for d in seq]
-    Xtr = dv.fit_transform(flat(train_feats))
-    Xte = dv.transform(flat(test_feats))
-    return (Sequences(Xtr, [len(s) for s in train_feats]),
-            Sequences(Xte, [len(s) for s in test_feats]))
-
-
-def reset_peak_rss():
-    """Restart the kernel's peak-RSS counter (VmHWM) at the current RSS (Linux >= 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _status_mb(field):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
-def vm_hwm_mb():
-    """Peak resident set size (MB) since the last ``reset_peak_rss``."""
-    return _status_mb("VmHWM")
-
-
-def vm_rss_mb():
-    """Current resident set size (MB)."""
-    return _status_mb("VmRSS")
-
-
-def timed_fit(model, X, y):
-    """Fit ``model`` and return ``{"fit_s", "fit_peak_rss_mb", "rss_before_fit_mb"}``:
-    wall time, and the RSS high-water mark reset just before the fit (so it
-    includes the input already in memory) with the RSS it started from."""
-    gc.collect()
-    reset_peak_rss()
-    before = vm_rss_mb()
-    t = time.perf_counter()
-    model.fit(X, y)
-    fit_s = time.perf_counter() - t
-    return {"fit_s": fit_s, "fit_peak_rss_mb": vm_hwm_mb(), "rss_before_fit_mb": before}
-
-
-def first_call():
-    """Seconds of the first fit + predict in a process (Numba compiles or loads
-    its cache), serial and parallel kernels; and of the import before it."""
-    t = time.perf_counter()
-    import numpy as np
-
-    from skcrf import LinearChainCRF
-
-    t_import = time.perf_counter() - t
-    t = time.perf_counter()
-    LinearChainCRF().fit([np.eye(2)], [["a", "b"]]).predict([np.eye(2)])
-    LinearChainCRF(n_jobs=2).fit([np.eye(2)] * 2, [["a", "b"]] * 2).predict(
-        [np.eye(2)] * 2)
-    return t_import, time.perf_counter() - t
+from _common import (DEFAULT_DATA, first_call, load_conll2002, machine, run_json_child,
+                     timed_fit, vectorise)
 
 
 def run_child(engine, args):
@@ -168,7 +38,7 @@ def run_child(engine, args):
 
     out = {"engine": engine}
     t = time.perf_counter()
-    Xtr, ytr, Xte, yte = load(args.data, args.limit)
+    Xtr, ytr, Xte, yte = load_conll2002(args.data, args.limit)
     out["n_train_tokens"] = sum(len(s) for s in ytr)
     out["featurise_s"] = time.perf_counter() - t
     c2 = args.c2
@@ -225,31 +95,12 @@ def spawn(engine, args, extra_env=None, n_jobs=None):
         cmd += ["--limit", str(args.limit)]
     if n_jobs is not None:
         cmd += ["--n-jobs", str(n_jobs)]
-    env = dict(os.environ, **(extra_env or {}))
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if res.returncode:
-        sys.stderr.write(res.stderr)
-        raise SystemExit(f"{engine} child failed")
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def machine():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    return run_json_child(cmd, extra_env)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                   "conll2002"))
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "conll2002"))
     ap.add_argument("--c2", type=float, default=1.0)
     ap.add_argument("--max-iter", type=int, default=1000)
     ap.add_argument("--tol", type=float, default=1e-5)

@@ -11,15 +11,13 @@ with ``I-X``).
 
 import argparse
 import os
-import sys
 import time
 from datetime import date
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conll2002 import HERE, load, machine, vectorise  # noqa: E402
+from _common import DEFAULT_DATA, load_conll2002, machine, vectorise
 
-from skcrf import LinearChainCRF, allowed_transitions, repair_tags  # noqa: E402
-from skcrf.metrics import span_f1_score  # noqa: E402
+from skcrf import LinearChainCRF, allowed_transitions, repair_tags
+from skcrf.metrics import span_f1_score
 
 
 def count_invalid(pred, labels):
@@ -33,12 +31,11 @@ def count_invalid(pred, labels):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                   "conll2002"))
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "conll2002"))
     ap.add_argument("--n-jobs", type=int, default=-1)
     ap.add_argument("--limit", type=int, default=None)
     args = ap.parse_args()
-    Xtr, ytr, Xte, yte = load(args.data, args.limit)
+    Xtr, ytr, Xte, yte = load_conll2002(args.data, args.limit)
     Str, Ste = vectorise(Xtr, Xte)
     repaired = [repair_tags(t) for t in ytr]
     n_fixed = sum(a != b for s, r in zip(ytr, repaired) for a, b in zip(s, r))

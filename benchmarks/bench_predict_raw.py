@@ -20,20 +20,17 @@ the whole test set from its raw strings, timed end to end (best of
 
 import argparse
 import os
-import sys
 import time
 import warnings
 from datetime import date
 from functools import lru_cache
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_conll2002 import machine  # noqa: E402
+from _common import DEFAULT_DATA, machine
 
 
 @lru_cache(maxsize=None)
 def _ctype(ch):
-    from skcrf._featurizer import char_type
+    from skcrf._units import char_type
 
     return char_type(ch)
 
@@ -69,8 +66,7 @@ def best_time(fn, repeat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                   "sighan2008_sxu"))
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "sighan2008_sxu"))
     ap.add_argument("--train", type=int, default=5000)
     ap.add_argument("--max-iter", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)

@@ -26,7 +26,6 @@ well the two-term model explains the measurements.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from datetime import date
@@ -34,9 +33,7 @@ from datetime import date
 import numpy as np
 from scipy.optimize import nnls
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_conll2002 import machine, timed_fit  # noqa: E402
+from _common import HERE, machine, run_json_child, timed_fit
 
 TOKENS = [10_000, 100_000, 1_000_000, 10_000_000]
 LABELS = [5, 10, 20, 50]
@@ -49,8 +46,9 @@ def run_child(n_tokens, n_features, n_labels):
     from sklearn.exceptions import ConvergenceWarning
 
     from skcrf import LinearChainCRF
-    from skcrf._crf import _numba_threads
-    from skcrf._objective import CRFObjective
+    from skcrf._layout import build_layout, count_pairs
+    from skcrf._objective import CRFLoss, Objective
+    from skcrf._penalty import L2
     from synthetic import make_corpus
 
     t = time.perf_counter()
@@ -58,23 +56,23 @@ def run_child(n_tokens, n_features, n_labels):
     out = dict(tokens=int(X.n_tokens), features=n_features, labels=n_labels,
                nnz=int(X.X.nnz), generate_s=time.perf_counter() - t)
     LinearChainCRF(max_iter=1).fit(X[:5], y[:5])  # load the compiled kernels
-    flat = np.concatenate(y)
-    est = LinearChainCRF(c2=1.0)
-    layout = est._make_layout(X, flat, n_labels)
+    flat = np.concatenate(y).astype(np.int32)
+    arrays, weights = X.kernel_arrays(), np.ones(len(X))
+    counts = count_pairs(arrays, flat, weights, n_labels, X.n_features)
+    layout = build_layout(counts)
     out["params"] = int(layout.n_params)
     theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
     for n_threads in (1, 2):
-        obj = CRFObjective(X, flat, layout, 1.0, np.ones(len(X)), n_threads)
-        with _numba_threads(n_threads):
+        obj = Objective([CRFLoss(arrays, flat, weights, layout, counts, n_threads)], L2(1.0))
+        obj(theta)
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
             obj(theta)
-            times = []
-            for _ in range(3):
-                t = time.perf_counter()
-                obj(theta)
-                times.append(time.perf_counter() - t)
+            times.append(time.perf_counter() - t)
         out[f"eval_s_{n_threads}"] = float(np.median(times))
         del obj
-    del layout, theta, flat
+    del layout, theta, flat, counts
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = timed_fit(LinearChainCRF(c2=1.0, max_iter=3, n_jobs=-1), X, y)
@@ -83,16 +81,10 @@ def run_child(n_tokens, n_features, n_labels):
 
 
 def run_case(n_tokens, n_features, n_labels):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(HERE, ".."), HERE, env.get("PYTHONPATH", "")])
-    res = subprocess.run(
+    return run_json_child(
         [sys.executable, __file__, "--child", f"{n_tokens},{n_features},{n_labels}"],
-        capture_output=True, text=True, env=env)
-    if res.returncode != 0:
-        sys.stderr.write(res.stderr)
-        raise SystemExit(f"case {n_tokens},{n_features},{n_labels} failed")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+        {"PYTHONPATH": os.pathsep.join([os.path.join(HERE, ".."), HERE,
+                                        os.environ.get("PYTHONPATH", "")])})
 
 
 def row(r):

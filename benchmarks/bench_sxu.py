@@ -12,14 +12,12 @@ start/end weights. Each engine runs in its own process.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import Counter
 from datetime import date
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conll2002 import HERE, machine, timed_fit  # noqa: E402
+from _common import DEFAULT_DATA, machine, run_json_child, timed_fit
 
 
 def featurise(data, limit):
@@ -86,8 +84,7 @@ def run_child(engine, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                   "sighan2008_sxu"))
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "sighan2008_sxu"))
     ap.add_argument("--c2", type=float, default=1.0)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--n-jobs", type=int, default=None)
@@ -106,11 +103,7 @@ def main():
             cmd += ["--limit", str(args.limit)]
         if n_jobs is not None:
             cmd += ["--n-jobs", str(n_jobs)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode:
-            sys.stderr.write(res.stderr)
-            raise SystemExit(f"{name} failed")
-        rows[name] = json.loads(res.stdout.strip().splitlines()[-1])
+        rows[name] = run_json_child(cmd)
         r = rows[name]
         r["s_per_iter"] = r["fit_s"] / max(r["n_iter"], 1)
         print(f"| {name} | {r['fit_s']:.1f} s | {r['n_iter']} it | {r['s_per_iter']:.3f} s/it "

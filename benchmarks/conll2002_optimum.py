@@ -9,21 +9,18 @@ selected iterations relative to that optimum.
 
 import argparse
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conll2002 import HERE, load, vectorise  # noqa: E402
+from _common import DEFAULT_DATA, load_conll2002, vectorise
 
-from skcrf import LinearChainCRF  # noqa: E402
+from skcrf import LinearChainCRF
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                   "conll2002"))
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "conll2002"))
     args = ap.parse_args()
-    Xtr, ytr, Xte, _ = load(args.data)
+    Xtr, ytr, Xte, _ = load_conll2002(args.data)
     S, _ = vectorise(Xtr, Xte)
     t = time.perf_counter()
     crf = LinearChainCRF(all_possible_transitions=False, start_end_transitions=False,

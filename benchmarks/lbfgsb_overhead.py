@@ -10,8 +10,6 @@ uses) and ``maxcor=6`` (CRFsuite's default memory).
     python benchmarks/lbfgsb_overhead.py
 """
 
-import os
-import sys
 import time
 from datetime import date
 
@@ -19,8 +17,7 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conll2002 import machine  # noqa: E402
+from _common import machine
 
 
 def per_iteration(n, maxcor, iters=60):

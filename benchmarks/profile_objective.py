@@ -8,7 +8,8 @@ On CoNLL-2002 Spanish with the sklearn-crfsuite tutorial features (the
    with the package's own kernels: emission scores, scaled forward-backward
    (including the exp of every emission) without and with the transition pair
    marginals it accumulates on the way back, expected state counts;
-3. the whole evaluation (``CRFObjective``) with 1 and 2 threads;
+3. the whole evaluation (the data term ``CRFLoss`` plus the L2 penalty) with 1
+   and 2 threads;
 4. the optimiser's share: a 40-iteration fit timed inside and outside the
    objective, and evaluations per iteration;
 5. a lower bound: the bytes an evaluation must touch (the CSR matrix once,
@@ -21,7 +22,6 @@ On CoNLL-2002 Spanish with the sklearn-crfsuite tutorial features (the
 
 import argparse
 import os
-import sys
 import time
 from datetime import date
 
@@ -29,14 +29,15 @@ import numpy as np
 from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench_conll2002 import load, machine, vectorise  # noqa: E402
+from _common import DEFAULT_DATA, load_conll2002, machine, vectorise
 
-from skcrf import LinearChainCRF  # noqa: E402
-from skcrf import _kernels as K  # noqa: E402
-from skcrf import _objective  # noqa: E402
-from skcrf._crf import _numba_threads  # noqa: E402
+from skcrf import LinearChainCRF
+from skcrf import _kernels as K
+from skcrf import _objective
+from skcrf._inference import exp_transitions
+from skcrf._layout import build_layout, count_pairs
+from skcrf._parallel import numba_threads
+from skcrf._penalty import L2
 
 _J = dict(cache=False, nogil=True, error_model="numpy")
 
@@ -101,7 +102,7 @@ def best_of(fn, reps=5):
 
 def bandwidth_gb_s(threads):
     x = np.ones(2**28)  # 2 GiB, far beyond any cache
-    with _numba_threads(threads):
+    with numba_threads(threads):
         if threads == 1:
             t, _ = best_of(lambda: _stream_sum(x), 3)
         else:
@@ -119,14 +120,13 @@ def peak_madd_per_s():
 # ---------------------------------------------------------------- main
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
-                                                   "conll2002"))
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "conll2002"))
     args = ap.parse_args()
     print(f"# Profile of one objective evaluation, CoNLL-2002 Spanish, c2=1 — "
           f"{date.today()} — {machine()}")
 
     t = time.perf_counter()
-    trf, trt, tef, _ = load(args.data)
+    trf, trt, tef, _ = load_conll2002(args.data)
     t_dicts = time.perf_counter() - t
     t = time.perf_counter()
     Xtr, _ = vectorise(trf, tef)
@@ -139,10 +139,16 @@ def main():
                            return_inverse=True)
     y = y.astype(np.int32).reshape(-1)
     L = classes.size
-    est = LinearChainCRF(all_possible_transitions=False, start_end_transitions=False)
-    layout = est._make_layout(Xtr, y, L)
+    arrays, weights = Xtr.kernel_arrays(), np.ones(len(Xtr))
+    counts = count_pairs(arrays, y, weights, L, Xtr.n_features)
+    layout = build_layout(counts, all_possible_transitions=False, start_end=False)
     theta = np.random.default_rng(0).normal(scale=0.3, size=layout.n_params)
-    obj = _objective.CRFObjective(Xtr, y, layout, 1.0, np.ones(len(Xtr)), 1)
+
+    def objective(threads):
+        loss = _objective.CRFLoss(arrays, y, weights, layout, counts, n_threads=threads)
+        return _objective.Objective([loss], L2(1.0)), loss
+
+    obj, loss = objective(1)
     n, F, nnz = Xtr.n_tokens, layout.n_features, int(Xtr.X.nnz)
     print(f"problem: {len(Xtr):,} sequences, {n:,} tokens, {F:,} features, "
           f"{nnz:,} non-zeros, {L} labels, {layout.n_params:,} parameters")
@@ -152,8 +158,8 @@ def main():
     # the objective's kernels see features most frequent first: reorder W alike
     order = np.argsort(-np.bincount(Xtr.X.indices, minlength=F), kind="stable")
     W = np.ascontiguousarray(W[order])
-    expA, es, ee, _ = _objective.transform_exp(A, start, end)
-    ip, ix, dt, off = obj.indptr, obj.indices, obj.data, obj.offsets
+    expA, es, ee, _ = exp_transitions(A, start, end)
+    ip, ix, dt, off = loss.arrays
     E, U, al, be = (np.empty((n, L)) for _ in range(4))
     sc, work = np.empty(n), np.empty(L)
     gW, gA = np.zeros((F, L)), np.zeros((L, L))
@@ -178,14 +184,14 @@ def main():
     evals = {}
     for threads in (1, 2):
         o = _objective.CRFObjective(Xtr, y, layout, 1.0, np.ones(len(Xtr)), threads)
-        with _numba_threads(threads):
+        with numba_threads(threads):
             evals[threads] = best_of(lambda: o(theta), 9)
         print(f"| whole evaluation, {threads} thread{'s' * (threads > 1)} | "
               f"{evals[threads][0] * 1e3:.1f} | {evals[threads][1] * 1e3:.1f} |")
 
     # --- optimiser share in a real fit
     spent = {"t": 0.0, "n": 0}
-    call = _objective.CRFObjective.__call__
+    call = _objective.CRFLoss.__call__
 
     def timed(self, theta):
         t0 = time.perf_counter()
@@ -195,7 +201,7 @@ def main():
             spent["t"] += time.perf_counter() - t0
             spent["n"] += 1
 
-    _objective.CRFObjective.__call__ = timed
+    _objective.CRFLoss.__call__ = timed
     try:
         import warnings
 
@@ -208,7 +214,7 @@ def main():
             m.fit(Xtr, [list(s) for s in trt])
             t_fit = time.perf_counter() - t
     finally:
-        _objective.CRFObjective.__call__ = call
+        _objective.CRFLoss.__call__ = call
     print(f"\nfit, 40 iterations, 1 thread: {t_fit:.2f} s; {spent['n']} evaluations "
           f"({spent['n'] / m.n_iter_:.2f} per iteration) took {spent['t']:.2f} s; "
           f"outside the objective (validation, set-up, L-BFGS-B): "

@@ -19,8 +19,6 @@ positions, vectorised over sequences), so 10^7 tokens take seconds.
 """
 
 import argparse
-import os
-import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -120,5 +118,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     main()
