@@ -13,7 +13,8 @@ class VersionedPickleMixin:
     """Record the skcrf version in the pickle and warn when it differs on load."""
 
     def __getstate__(self):
-        state = super().__getstate__()
+        # a copy: on Python >= 3.11 object.__getstate__ returns the live __dict__
+        state = dict(super().__getstate__())
         state["_skcrf_version"] = __version__
         return state
 
