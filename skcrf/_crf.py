@@ -10,18 +10,20 @@ constraints to :mod:`skcrf._constraints`.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
 from ._constraints import check_labels_allowed, constraint_masks
+from ._early_stopping import HeldOutMonitor, split_validation
 from ._layout import build_layout, count_pairs
 from ._objective import CRFLoss, Objective
 from ._optimize import minimize_lbfgs
 from ._parallel import resolve_n_threads
-from ._penalty import L2
-from ._sequences import sequence_of
+from ._penalty import make_penalty
 from ._persistence import VersionedPickleMixin
+from ._sequences import sequence_of
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 from ._validation import check_labels, check_sample_weight, check_sequences
 
@@ -49,6 +51,13 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     Parameters
     ----------
+    c1 : float, default=0.0
+        Coefficient of the L1 norm of all weights (CRFsuite's ``c1``). With
+        ``c1 > 0`` training minimises the elastic net
+        :math:`-\sum_i w_i \log p(y_i \mid x_i) + c_1 \lVert\theta\rVert_1 +
+        c_2 \lVert\theta\rVert^2` with L-BFGS-B on :math:`\theta = z^+ - z^-`,
+        :math:`z^\pm \ge 0`: many weights become exactly 0 (``n_nonzero_``) and
+        the model is pickled sparse.
     c2 : float, default=1.0
         Coefficient of the squared L2 norm of all weights. The same value as
         CRFsuite's ``c2`` gives the same optimum.
@@ -89,6 +98,20 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         ``predict``: the most probable whole sequence (Viterbi), or each
         token's most probable label under the (constrained) marginals, which
         maximises the expected number of correct tokens.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the training sequences, score them
+        after every iteration, stop after ``n_iter_no_change`` iterations
+        without improvement and keep the weights of the best iteration.
+    validation_fraction : float, default=0.1
+        Fraction of the sequences held out for early stopping.
+    n_iter_no_change : int, default=10
+        Iterations without a better held-out score before stopping.
+    scoring : None, "token_accuracy", "sequence_accuracy" or callable, default=None
+        Held-out score for early stopping: token accuracy by default, or a
+        scorer ``scorer(estimator, X, y)`` such as
+        ``skcrf.metrics.make_span_f1_scorer("BIO")``.
+    random_state : int, RandomState or None, default=None
+        Which sequences are held out for early stopping.
 
     Attributes
     ----------
@@ -113,7 +136,19 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         ``"line_search"`` (L-BFGS-B found no decreasing step); the last three
         come with a ``ConvergenceWarning``.
     n_params_ : int
-        Number of free weights (the optimiser's vector).
+        Number of free weights.
+    n_nonzero_ : int
+        Number of non-zero state and transition weights (with ``c1 > 0``,
+        usually far fewer than ``n_params_``).
+    history_ : list of dict
+        One record per iteration: ``iteration``, ``objective``, ``grad_norm``,
+        ``n_active`` (non-zero weights), ``step`` (length of the step),
+        ``seconds``, ``n_evals`` and, with early stopping, ``held_out``.
+    validation_scores_ : list of float
+        Held-out score after each iteration (early stopping only).
+    best_iteration_ : int
+        The iteration whose weights were kept (early stopping only; else
+        ``n_iter_``).
 
     Examples
     --------
@@ -127,6 +162,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
+        "c1": [Interval(Real, 0, None, closed="left")],
         "c2": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -138,11 +174,17 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         "verbose": ["verbose"],
         "constraints": [None, StrOptions(_SCHEME_NAMES), list, tuple, set, frozenset],
         "decoding": [StrOptions({"viterbi", "marginal"})],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "scoring": [None, StrOptions({"token_accuracy", "sequence_accuracy"}), callable],
+        "random_state": ["random_state"],
     }
 
     def __init__(
         self,
         *,
+        c1=0.0,
         c2=1.0,
         max_iter=1000,
         tol=1e-5,
@@ -154,7 +196,13 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         verbose=0,
         constraints=None,
         decoding="viterbi",
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        scoring=None,
+        random_state=None,
     ):
+        self.c1 = c1
         self.c2 = c2
         self.max_iter = max_iter
         self.tol = tol
@@ -166,6 +214,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         self.verbose = verbose
         self.constraints = constraints
         self.decoding = decoding
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.scoring = scoring
+        self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -192,6 +245,18 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             raise ValueError("Every training sequence is empty: nothing to learn from.")
         flat = check_labels(y, seqs.lengths)
         weights = check_sample_weight(sample_weight, len(seqs))
+        held_out = None
+        if self.early_stopping:
+            train, val = split_validation(len(seqs), self.validation_fraction,
+                                          self.random_state)
+            token = np.arange(seqs.n_tokens)
+            seq_of_token = np.repeat(np.arange(len(seqs)), seqs.lengths)
+            in_val = np.isin(seq_of_token, val)
+            held_out = (seqs[val], flat[token[in_val]])
+            seqs, flat, weights = seqs[train], flat[token[~in_val]], weights[train]
+            if seqs.n_tokens == 0:
+                raise ValueError("Every training sequence left after holding out "
+                                 "validation_fraction is empty.")
         if not (weights[seqs.lengths > 0] > 0).any():
             raise ValueError("sample_weight is 0 for every non-empty sequence: "
                              "nothing to learn from.")
@@ -204,16 +269,30 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             check_labels_allowed(y_idx, seqs.offsets, classes, masks)
         arrays = seqs.kernel_arrays()
         counts = count_pairs(arrays, y_idx, weights, L, F)
+        options = self._optimizer_options()
         layout = build_layout(counts, all_possible_states=self.all_possible_states,
                               all_possible_transitions=self.all_possible_transitions,
-                              start_end=self.start_end_transitions, masks=masks)
-        loss = CRFLoss(arrays, y_idx, weights, layout, counts,
-                       n_threads=resolve_n_threads(self.n_jobs))
-        objective = Objective([loss], L2(self.c2))
-        theta0 = self._initial_parameters(layout, classes, F)
-        result = minimize_lbfgs(objective, theta0, max_iter=self.max_iter, tol=self.tol,
-                                verbose=self.verbose)
-        W, A, start, end = layout.unpack(result.x)
+                              start_end=self.start_end_transitions, masks=masks,
+                              min_state_count=options.pop("min_state_count"))
+        n_threads = resolve_n_threads(self.n_jobs)
+        loss = CRFLoss(arrays, y_idx, weights, layout, counts, n_threads=n_threads)
+        penalty = make_penalty(self.c1, self.c2)
+        objective = Objective([loss], penalty)
+        z0 = penalty.from_theta(self._initial_parameters(layout, classes, F))
+        monitor = None
+        if held_out is not None:
+            monitor = HeldOutMonitor(clone(self), *held_out, classes, layout, penalty,
+                                     self.scoring, self.n_iter_no_change, n_threads)
+        result = minimize_lbfgs(
+            objective, z0, max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+            bounds=penalty.bounds(layout.n_params), monitor=monitor,
+            n_active=lambda z: np.count_nonzero(penalty.to_theta(z)), **options)
+        z, objective_value, best = result.x, result.fun, result.n_iter
+        if monitor is not None and monitor.best_z is not None:
+            z, objective_value = monitor.best_z, monitor.best_objective
+            best = monitor.best_iteration
+        theta = penalty.to_theta(z)
+        W, A, start, end = layout.unpack(theta)
         # set fitted state only now, all at once: an interrupted fit leaves
         # the previous state untouched
         self.classes_ = classes
@@ -223,11 +302,23 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         self.start_coef_ = start
         self.end_coef_ = end
         self.n_iter_ = result.n_iter
-        self.objective_ = result.fun
+        self.objective_ = objective_value
         self.loss_curve_ = result.loss_curve
         self.stop_reason_ = result.reason
         self.n_params_ = layout.n_params
+        self.n_nonzero_ = int(np.count_nonzero(theta))
+        self.history_ = [r.as_dict() for r in result.history]
+        self.best_iteration_ = best
+        if monitor is not None:
+            self.validation_scores_ = monitor.scores
+        else:
+            self.__dict__.pop("validation_scores_", None)
         return self
+
+    def _optimizer_options(self):
+        """L-BFGS memory, stopping-rule period, gradient test, minimum count of
+        a state feature (CRFsuite's options; skcrf.compat exposes them)."""
+        return dict(m=10, period=10, epsilon=None, min_state_count=0.0)
 
     def _initial_parameters(self, layout, classes, n_features):
         if not (self.warm_start and hasattr(self, "coef_")):
@@ -425,6 +516,24 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         for a, w in zip(labels, self.end_coef_):
             table[a]["<end>"] = float(w)
         return table
+
+    # ------------------------------------------------------------ pickling
+    def __getstate__(self):
+        """Store ``coef_`` as a sparse matrix when that is smaller (weights
+        that have no parameter, or that L1 zeroed, are exactly 0)."""
+        state = super().__getstate__()
+        coef = state.get("coef_")
+        if isinstance(coef, np.ndarray) and coef.ndim == 2:
+            nnz = np.count_nonzero(coef)
+            if nnz * 12 + (coef.shape[1] + 1) * 8 < coef.size * 8:
+                state["coef_"] = sp.csr_matrix(coef.T)  # feature-major, as in memory
+                state["_coef_is_sparse"] = True
+        return state
+
+    def __setstate__(self, state):
+        if state.pop("_coef_is_sparse", False):
+            state["coef_"] = np.ascontiguousarray(state["coef_"].toarray()).T
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -192,7 +192,7 @@ class ParameterLayout:
 
 
 def build_layout(counts, *, all_possible_states=False, all_possible_transitions=True,
-                 start_end=True, masks=None):
+                 start_end=True, masks=None, min_state_count=0.0):
     """The parameter layout of a fit from its (summed) :class:`PairCounts`.
 
     Parameters
@@ -207,10 +207,15 @@ def build_layout(counts, *, all_possible_states=False, all_possible_transitions=
         Learn first / last label weights.
     masks : (allowed[from, to], allowed_start, allowed_end) or None
         Constraints: forbidden transitions are fixed at -inf.
+    min_state_count : float, default=0
+        Without ``all_possible_states``, keep only the (feature, label) pairs
+        whose empirical count reaches it (CRFsuite's ``feature.minfreq``).
     """
     F, L = counts.n_features, counts.n_labels
     if all_possible_states:
         state_pos = np.arange(F * L, dtype=np.int64)
+    elif min_state_count > 0:
+        state_pos = counts.state_keys[counts.state_counts >= min_state_count]
     else:
         state_pos = counts.state_keys
     if all_possible_transitions:

@@ -111,16 +111,18 @@ class CRFLoss:
 
 
 class Objective:
-    """Sum of data terms plus a penalty: ``f(theta) = sum_k loss_k(theta) + penalty(theta)``.
+    """Sum of data terms plus a penalty: ``f = sum_k loss_k(theta) + penalty(theta)``.
+
+    Called with the optimiser's variables ``z`` (see :mod:`skcrf._penalty`:
+    ``theta = penalty.to_theta(z)``), returns ``(f, gradient with respect to z)``.
 
     Parameters
     ----------
     terms : list of callables
-        Each returns ``(loss, gradient)`` for a parameter vector (a
+        Each returns ``(loss, gradient)`` for a weight vector theta (a
         :class:`CRFLoss`, or a remote shard's evaluation).
     penalty : penalty object
-        See :mod:`skcrf._penalty`; ``penalty.add_to(theta, g)`` adds its
-        gradient to ``g`` in place and returns its value.
+        :class:`skcrf._penalty.L2` or :class:`skcrf._penalty.ElasticNet`.
     """
 
     def __init__(self, terms, penalty):
@@ -128,13 +130,13 @@ class Objective:
         self.penalty = penalty
         self.n_evals = 0
 
-    def __call__(self, theta):
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
+    def __call__(self, z):
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        theta = self.penalty.to_theta(z)
         f, g = self.terms[0](theta)
         for term in self.terms[1:]:
             fk, gk = term(theta)
             f += fk
             g += gk
-        f += self.penalty.add_to(theta, g)
         self.n_evals += 1
-        return float(f), g
+        return self.penalty.finish(z, theta, f, g)

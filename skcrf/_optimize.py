@@ -42,11 +42,19 @@ class IterationRecord:
     iteration: int
     objective: float
     grad_norm: float
+    x_norm: float
     n_active: int
     step: float
     seconds: float
     n_evals: int
     extra: dict = field(default_factory=dict)
+
+    def as_dict(self):
+        out = {k: getattr(self, k) for k in ("iteration", "objective", "grad_norm",
+                                             "x_norm", "n_active", "step", "seconds",
+                                             "n_evals")}
+        out.update(self.extra)
+        return out
 
     def line(self):
         s = (f"iter {self.iteration:4d}  objective {self.objective:.6f}  "
@@ -84,7 +92,8 @@ _WARN = {
 
 
 def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
-                   bounds=None, verbose=0, monitor=None, stacklevel=3):
+                   epsilon=None, bounds=None, verbose=0, monitor=None, n_active=None,
+                   stacklevel=3):
     """Minimise ``fun`` (returning value and gradient) with scipy's L-BFGS-B.
 
     Parameters
@@ -100,6 +109,9 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
         Evaluation budget; default ``max(15000, 2 * max_iter)``.
     m : int, default=10
         L-BFGS memory (number of correction pairs).
+    epsilon : float, default=None
+        Also stop (as ``"converged"``) when ``|grad| / max(1, |x|) <= epsilon``
+        (CRFsuite's gradient test).
     bounds : sequence of (low, high), default=None
     verbose : int, default=0
         Print a line per iteration.
@@ -107,6 +119,9 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
         ``monitor(record, x) -> bool`` after each iteration; it may add
         entries to ``record.extra`` (printed and kept) and returns True to
         stop.
+    n_active : callable, default=None
+        ``n_active(x)``: the number of non-zero weights at ``x`` (default:
+        non-zero entries of ``x``).
 
     Returns
     -------
@@ -129,10 +144,11 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
         x = intermediate_result.x
         f = float(intermediate_result.fun)
         g = last["g"]
+        gnorm = float(np.linalg.norm(g)) if g is not None else float("nan")
         rec = IterationRecord(
-            iteration=len(history) + 1, objective=f,
-            grad_norm=float(np.linalg.norm(g)) if g is not None else float("nan"),
-            n_active=int(np.count_nonzero(x)),
+            iteration=len(history) + 1, objective=f, grad_norm=gnorm,
+            x_norm=float(np.linalg.norm(x)),
+            n_active=int(n_active(x) if n_active is not None else np.count_nonzero(x)),
             step=float(np.linalg.norm(x - last["x"])),
             seconds=time.perf_counter() - t_start, n_evals=n_evals[0])
         last["x"][:] = x
@@ -142,6 +158,9 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
             print(rec.line(), flush=True)
         if stop:
             stopped[0] = "monitor"
+            raise StopIteration
+        if epsilon is not None and gnorm / max(1.0, rec.x_norm) <= epsilon:
+            stopped[0] = "converged"
             raise StopIteration
         if len(history) > period:
             old = history[-1 - period].objective
