@@ -264,3 +264,15 @@ def test_pipeline_works_with_pandas_transform_output(cws):
         pred = pipe.predict(X[60:70])
         assert isinstance(pipe[0].transform(X[:2]), skcrf.Sequences)
     assert pred == _pipe().fit(X[:60], y[:60]).predict(X[60:70])
+
+
+def test_pickling_leaves_the_estimator_untouched(cws):
+    X, y = cws
+    pipe = _pipe(c1=0.05).fit(X[:60], y[:60])
+    crf = pipe[-1]
+    before = {k: v for k, v in vars(crf).items()}
+    want = pipe.predict(X[60:70])
+    pickle.dumps(pipe)
+    assert vars(crf).keys() == before.keys()
+    assert isinstance(crf.coef_, np.ndarray) and pipe.predict(X[60:70]) == want
+    assert "_lookup_table" in vars(pipe[0])   # the featurizer keeps its live table
