@@ -1,6 +1,8 @@
 """SequenceDictVectorizer: sklearn-crfsuite's feature dicts -> Sequences."""
 
 from array import array
+from bisect import bisect_right
+from itertools import accumulate, chain, repeat
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,8 +15,6 @@ from ._sequences import Sequences, sequence_of
 from ._sklearn_compat import Interval, _fit_context
 
 __all__ = ["SequenceDictVectorizer"]
-
-_NUMBERS = (float, int, bool)
 
 
 class SequenceDictVectorizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
@@ -32,8 +32,8 @@ class SequenceDictVectorizer(VersionedPickleMixin, TransformerMixin, BaseEstimat
     Other values (``None``, nested dicts, ...) are refused with an error
     naming the sequence, token and key. This is what ``DictVectorizer`` does
     token by token, without its per-occurrence string formatting and Python
-    lists: the vocabulary is keyed by ``(name, value)`` pairs and indices are
-    collected in compact arrays.
+    lists of indices: a feature's key is the dict item ``(name, value)``
+    itself, so the items of many tokens are looked up in one C-level pass.
 
     Parameters
     ----------
@@ -49,7 +49,7 @@ class SequenceDictVectorizer(VersionedPickleMixin, TransformerMixin, BaseEstimat
     vocabulary_ : dict
         ``(name, value)`` (one-hot) or ``name`` (numeric) -> column.
     feature_counts_ : ndarray of shape (n_features_out_,)
-        Occurrences of each feature in the training data.
+        Occurrences (non-zero values) of each feature in the training data.
     n_features_out_ : int
 
     Examples
@@ -88,30 +88,37 @@ class SequenceDictVectorizer(VersionedPickleMixin, TransformerMixin, BaseEstimat
         X = _check_input(X)
         if not X:
             raise ValueError("X is empty: need at least one sequence to fit.")
-        index = {}
-        lengths, indptr, indices, values, duplicates = _scan(X, index, grow=True)
-        n_seen = len(index)
-        counts = np.bincount(np.frombuffer(indices, dtype=np.int32), minlength=n_seen)
+        vocab = _Vocabulary({}, grow=True)
+        scanned = _scan(X, vocab)
+        n_seen = len(vocab.keys)
+        counts = np.bincount(scanned.indices + 1, minlength=n_seen + 1)[1:]  # _DROP: bin 0
         keep_col = counts >= self.min_freq
         new_col = np.cumsum(keep_col) - 1
-        vocab = {k: int(new_col[j]) for k, j in index.items() if keep_col[j]}
-        self.vocabulary_ = vocab
+        self.vocabulary_ = {k: int(new_col[j]) for j, k in enumerate(vocab.keys)
+                            if keep_col[j]}
         self.feature_counts_ = counts[keep_col].astype(np.int64)
-        self.n_features_out_ = len(vocab)
+        self.n_features_out_ = len(self.vocabulary_)
+        self.__dict__.pop("_lookup_table", None)
         if not keep:
             return None
-        remap = np.where(keep_col, new_col, -1).astype(np.int32)
-        return _to_sequences(lengths, indptr, indices, values, self.n_features_out_,
-                             duplicates, remap)
+        remap = np.append(np.where(keep_col, new_col, _DROP), _DROP).astype(np.int32)
+        return scanned.to_sequences(self.n_features_out_, remap)
 
     def transform(self, X):
         """Features of ``X`` as a :class:`Sequences`; unseen features are ignored."""
         check_is_fitted(self)
         X = _check_input(X)
-        lengths, indptr, indices, values, duplicates = _scan(X, self.vocabulary_,
-                                                             grow=False)
-        return _to_sequences(lengths, indptr, indices, values, self.n_features_out_,
-                             duplicates)
+        lookup = self.__dict__.get("_lookup_table")
+        if lookup is None:
+            lookup = self.__dict__["_lookup_table"] = _Vocabulary.lookup_of(self.vocabulary_)
+        # a copy per call: the unseen features of this call are cached in it
+        return _scan(X, _Vocabulary(dict(lookup), grow=False)).to_sequences(
+            self.n_features_out_)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_lookup_table", None)
+        return state
 
     def get_feature_names_out(self, input_features=None):
         """``name=value`` for one-hot features, ``name`` for numeric ones, in column order."""
@@ -130,107 +137,229 @@ class SequenceDictVectorizer(VersionedPickleMixin, TransformerMixin, BaseEstimat
         return tags
 
 
-def _check_input(X):
-    if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
-        raise TypeError("X must be a list of sequences, each a list of feature dicts "
-                        f"(one per token), got {type(X).__name__}.")
-    return list(X)
+# --------------------------------------------------------------- vocabulary
+_DROP = -1              # the column of a 0 value or of an unseen feature: dropped
+_MISS = -2              # what the look-up gives for an item it does not know
+_NUMBERS = (float, int, bool)
 
 
-def _scan(X, index, grow):
-    """One pass over every token dict: column indices and values in compact arrays.
+class _Vocabulary:
+    """Feature keys -> columns, with the look-ups a token dict's items need.
 
-    With ``grow``, unseen keys get the next column; otherwise they are skipped.
-    Returns ``(lengths, indptr, indices, values, duplicates)``; ``duplicates``
-    is True when a row may hold a column twice (list values).
+    ``lookup`` maps a one-hot feature's item ``(name, value)`` to its column,
+    a numeric feature's ``name`` to its column, and also ``(name, 1)`` to it
+    (``True`` and ``1.0`` hash and compare equal to 1) and ``(name, 0)`` to
+    ``_DROP``, so that flags and biases are found item by item like one-hot
+    features. With ``grow``, unseen features get the next column (``keys``
+    lists them in column order); otherwise they map to ``_DROP``.
     """
-    lengths = array("q")
-    indptr = array("q", [0])
-    indices = array("i")
-    values = array("d")
-    get = index.get
-    add_index, add_value, add_row = indices.append, values.append, indptr.append
-    duplicates = False
-    for i, seq in enumerate(X):
-        if isinstance(seq, (str, bytes, dict)) or not hasattr(seq, "__len__"):
-            raise TypeError(f"X[{i}] is a {type(seq).__name__}; a sequence is a list "
-                            "of feature dicts, one per token.")
-        lengths.append(len(seq))
-        for t, tok in enumerate(seq):
-            if tok.__class__ is not dict and not isinstance(tok, dict):
-                raise TypeError(f"X[{i}][{t}] is a {type(tok).__name__}, not a dict "
-                                "of features.")
-            for name, v in tok.items():
-                cls = v.__class__
-                if cls is str:
-                    key, x = (name, v), 1.0
-                elif cls in _NUMBERS:
-                    if not v:
-                        continue
-                    key, x = name, float(v)
-                elif cls is list or cls is tuple or cls is set or cls is frozenset:
-                    duplicates = True
-                    for item in v:
-                        if item.__class__ is not str:
-                            _bad_value(i, t, name, v)
-                        j = get((name, item))
-                        if j is None:
-                            if not grow:
-                                continue
-                            j = index[(name, item)] = len(index)
-                        add_index(j)
-                        add_value(1.0)
-                    continue
-                elif isinstance(v, Real) and not isinstance(v, np.ndarray):
-                    if not v:
-                        continue
-                    key, x = name, float(v)
-                else:
-                    _bad_value(i, t, name, v)
-                j = get(key)
-                if j is None:
-                    if not grow:
-                        continue
-                    if name.__class__ is not str:
-                        raise TypeError(f"X[{i}][{t}] has the key {name!r} "
-                                        f"({type(name).__name__}); feature names must "
-                                        "be str.")
-                    j = index[key] = len(index)
-                add_index(j)
-                add_value(x)
-            add_row(len(indices))
-    val = np.frombuffer(values, dtype=np.float64)
-    if val.size and not np.isfinite(val).all():
-        k = int(np.flatnonzero(~np.isfinite(val))[0])
-        row = int(np.searchsorted(np.frombuffer(indptr, dtype=np.int64), k, side="right")) - 1
-        offsets = np.concatenate([[0], np.cumsum(np.frombuffer(lengths, dtype=np.int64))])
-        s = int(sequence_of(offsets, row))
-        raise ValueError(f"X[{s}][{row - offsets[s]}] has a non-finite feature value "
-                         f"({val[k]}).")
-    return lengths, indptr, indices, values, duplicates
+
+    def __init__(self, lookup, grow):
+        self.lookup = lookup
+        self.grow = grow
+        self.keys = []
+
+    @staticmethod
+    def lookup_of(vocabulary):
+        lookup = dict(vocabulary)
+        for key, j in vocabulary.items():
+            if not isinstance(key, tuple):
+                lookup[(key, 1)] = j
+                lookup[(key, 0)] = _DROP
+        return lookup
+
+    def drop(self, key):
+        """An unseen feature at transform: dropped, and cached as such."""
+        self.lookup[key] = _DROP
+        return _DROP
+
+    def new(self, key):
+        j = len(self.keys)
+        self.keys.append(key)
+        self.lookup[key] = j
+        if not isinstance(key, tuple):     # numeric: its 1 / 0 look-ups
+            self.lookup[(key, 1)], self.lookup[(key, 0)] = j, _DROP
+        return j
+
+    def column(self, name, v, where):
+        """``(column, value)`` of an item the look-up missed; ``where()`` gives
+        ``(sequence, token)`` for an error message."""
+        if name.__class__ is not str:
+            s, t = where()
+            raise TypeError(f"X[{s}][{t}] has the key {name!r} ({type(name).__name__}); "
+                            "feature names must be str.")
+        cls = v.__class__
+        if cls is str:
+            key, x = (name, v), 1.0
+        elif cls in _NUMBERS or (isinstance(v, Real) and not isinstance(v, np.ndarray)):
+            key, x = name, float(v)
+        else:
+            s, t = where()
+            _bad_value(s, t, name, v)
+        j = self.lookup.get(key)
+        if j is None:
+            # an unseen feature: a new column, or dropped (at once next time)
+            j = self.new(key) if self.grow else self.drop((name, v))
+        return (_DROP, 0.0) if x == 0 else (j, x)
 
 
-def _bad_value(i, t, name, v):
+def _bad_value(s, t, name, v):
     raise TypeError(
-        f"X[{i}][{t}][{name!r}] = {v!r} ({type(v).__name__}): a feature value must be "
+        f"X[{s}][{t}][{name!r}] = {v!r} ({type(v).__name__}): a feature value must be "
         "a str, a number, a bool, or a list of str (nested dicts and None are not "
         "supported)."
     )
 
 
-def _to_sequences(lengths, indptr, indices, values, n_features, duplicates, remap=None):
-    ptr = np.frombuffer(indptr, dtype=np.int64)
-    ind = np.frombuffer(indices, dtype=np.int32)
-    val = np.frombuffer(values, dtype=np.float64)
-    if remap is not None:
-        ind = remap[ind]
-        kept = ind >= 0
-        if not kept.all():
-            row_kept = np.concatenate([[0], np.cumsum(kept)])
-            ptr = row_kept[ptr]
-            ind, val = ind[kept], val[kept]
-    X = sp.csr_matrix((val, ind, ptr), shape=(ptr.size - 1, n_features))
-    lengths = np.frombuffer(lengths, dtype=np.int64)
-    if duplicates:
-        return Sequences(X, lengths)   # sums repeated columns
-    return Sequences._from_unique_csr(X, lengths)
+# -------------------------------------------------------------------- scans
+class _Scanned:
+    """Columns of every item (``_DROP`` for dropped ones), token boundaries,
+    and the values that are not 1."""
+
+    def __init__(self, lengths, ends, indices, special_pos, special_val, duplicates):
+        self.lengths = lengths
+        self.ends = ends
+        self.indices = indices
+        self.special_pos = special_pos
+        self.special_val = special_val
+        self.duplicates = duplicates
+        val = np.frombuffer(special_val, dtype=np.float64)
+        if val.size and not np.isfinite(val).all():
+            bad = int(np.flatnonzero(~np.isfinite(val))[0])
+            s, t = _where(lengths, bisect_right(ends, special_pos[bad]))
+            raise ValueError(f"X[{s}][{t}] has a non-finite feature value ({val[bad]}).")
+
+    def to_sequences(self, n_features, remap=None):
+        ind = self.indices if remap is None else remap[self.indices]
+        val = None
+        if len(self.special_pos):
+            val = np.ones(ind.size)
+            val[np.frombuffer(self.special_pos, dtype=np.int64)] = \
+                np.frombuffer(self.special_val)
+        ptr = np.concatenate([[0], np.asarray(self.ends, dtype=np.int64)])
+        keep = ind >= 0
+        if not keep.all():
+            ptr -= np.searchsorted(np.flatnonzero(~keep), ptr)
+            ind = ind[keep]
+            val = None if val is None else val[keep]
+        del keep
+        X = sp.csr_matrix((np.ones(ind.size) if val is None else val, ind, ptr),
+                          shape=(ptr.size - 1, n_features))
+        lengths = np.asarray(self.lengths, dtype=np.int64)
+        if self.duplicates:
+            return Sequences(X, lengths)   # sums a column repeated in a row
+        return Sequences._from_unique_csr(X, lengths)
+
+
+def _check_input(X):
+    if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
+        raise TypeError("X must be a list of sequences, each a list of feature dicts "
+                        f"(one per token), got {type(X).__name__}.")
+    X = list(X)
+    for i, seq in enumerate(X):
+        if isinstance(seq, (str, bytes, dict)) or not hasattr(seq, "__len__"):
+            raise TypeError(f"X[{i}] is a {type(seq).__name__}; a sequence is a list "
+                            "of feature dicts, one per token.")
+    return X
+
+
+def _scan(X, vocab):
+    """The column of every item of every token dict.
+
+    The items of a block of tokens are looked up in one C-level ``map``, then
+    the misses (unseen features, numbers other than 0 / 1, bad values) are
+    resolved one by one. Blocks grow from 1,024 tokens, so that a fit learns
+    most of its vocabulary on the first blocks and later ones mostly hit.
+    Data with unhashable values (lists) goes token by token instead.
+    """
+    flat = list(chain.from_iterable(X))
+    lengths = list(map(len, X))
+    if set(map(type, flat)) - {dict}:
+        _raise_bad_token(X)
+    ends = list(accumulate(map(len, flat)))         # item position after each token
+    get, items = vocab.lookup.get, dict.items
+    cols = array("i")           # C ints: no Python list of millions of references
+    special_pos, special_val = array("q"), array("d")
+    a, block = 0, 1024
+    while a < len(flat):
+        b = min(len(flat), a + block)
+        base = len(cols)
+        try:
+            cols.extend(map(get, chain.from_iterable(map(items, flat[a:b])),
+                            repeat(_MISS)))
+        except TypeError:                           # a list value: token by token
+            return _scan_tokens(X, flat, lengths, ends, vocab)
+        pos = _find(cols, _MISS, base)
+        tok, tok_items, start = a - 1, None, 0
+        while pos >= 0:
+            if tok < a or pos >= ends[tok]:
+                tok = bisect_right(ends, pos, lo=tok + 1)
+                tok_items = list(flat[tok].items())
+                start = ends[tok] - len(tok_items)
+            name, v = tok_items[pos - start]
+            if v.__class__ is str and name.__class__ is str:   # one-hot: inline
+                j = get((name, v))          # added earlier in this block?
+                if j is None:
+                    j = vocab.new((name, v)) if vocab.grow else vocab.drop((name, v))
+            else:
+                j, x = vocab.column(name, v, lambda: _where(lengths, tok))
+                if x != 1.0 and j != _DROP:
+                    special_pos.append(pos)
+                    special_val.append(x)
+            cols[pos] = j
+            pos = _find(cols, _MISS, pos + 1)
+        a, block = b, min(2 * block, 1 << 16)
+    return _Scanned(lengths, ends, np.frombuffer(cols, dtype=np.int32), special_pos,
+                    special_val, False)
+
+
+def _find(arr, value, start):
+    """Position of ``value`` in ``arr`` from ``start`` on, or -1 (a C-level scan)."""
+    try:
+        return arr.index(value, start)
+    except ValueError:
+        return -1
+
+
+def _scan_tokens(X, flat, lengths, ends, vocab):
+    """Item by item, lists of strings included (one feature per item)."""
+    cols = []
+    special_pos, special_val = array("q"), array("d")
+    new_ends = []
+    duplicates = False
+    for tok, d in enumerate(flat):
+        for name, v in d.items():
+            if v.__class__ in (list, tuple, set, frozenset):
+                duplicates = True
+                for item in v:
+                    if item.__class__ is not str:
+                        _bad_value(*_where(lengths, tok), name, v)
+                    j, _ = vocab.column(name, item, lambda: _where(lengths, tok))
+                    cols.append(j)
+                continue
+            j = vocab.lookup.get((name, v)) if v.__class__ is str else None
+            x = 1.0
+            if j is None:
+                j, x = vocab.column(name, v, lambda: _where(lengths, tok))
+            if x != 1.0 and j != _DROP:
+                special_pos.append(len(cols))
+                special_val.append(x)
+            cols.append(j)
+        new_ends.append(len(cols))
+    return _Scanned(lengths, new_ends, np.array(cols, dtype=np.int32), special_pos,
+                    special_val, duplicates)
+
+
+def _where(lengths, tok):
+    """``(sequence, position)`` of the ``tok``-th token."""
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    s = int(sequence_of(offsets, tok))
+    return s, tok - int(offsets[s])
+
+
+def _raise_bad_token(X):
+    for i, seq in enumerate(X):
+        for t, tok in enumerate(seq):
+            if not isinstance(tok, dict):
+                raise TypeError(f"X[{i}][{t}] is a {type(tok).__name__}, not a dict "
+                                "of features.")

@@ -91,3 +91,13 @@ def test_pipeline_from_dicts_equals_fit_on_vectorised_input():
     direct = LinearChainCRF(c2=0.5).fit(S, y)
     assert pipe[-1].objective_ == pytest.approx(direct.objective_, rel=1e-12)
     assert pipe.predict(X) == direct.predict(S)
+
+
+def test_a_feature_new_twice_in_one_sequence_gets_one_column():
+    X = [[{"pos": "NC", "f": False}, {"pos": "NC", "f": True}, {"pos": "VM", "f": False}],
+         [{"pos": "NC", "f": True}]]
+    v = SequenceDictVectorizer()
+    S = v.fit_transform(X)
+    assert list(v.get_feature_names_out()) == ["pos=NC", "f", "pos=VM"]
+    assert v.feature_counts_.tolist() == [3, 2, 1]
+    np.testing.assert_array_equal(S.X.toarray(), [[1, 0, 0], [1, 1, 0], [0, 0, 1], [1, 1, 0]])
