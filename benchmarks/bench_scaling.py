@@ -48,7 +48,7 @@ def run_child(n_tokens, n_features, n_labels):
     from skcrf import LinearChainCRF
     from skcrf._layout import build_layout, count_pairs
     from skcrf._objective import CRFLoss, Objective
-    from skcrf._penalty import L2
+    from skcrf._penalty import ElasticNet
     from synthetic import make_corpus
 
     t = time.perf_counter()
@@ -63,7 +63,7 @@ def run_child(n_tokens, n_features, n_labels):
     out["params"] = int(layout.n_params)
     theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
     for n_threads in (1, 2):
-        obj = Objective([CRFLoss(arrays, flat, weights, layout, counts, n_threads)], L2(1.0))
+        obj = Objective([CRFLoss(arrays, flat, weights, layout, counts, n_threads)], ElasticNet(0.0, 1.0))
         obj(theta)
         times = []
         for _ in range(3):

@@ -37,7 +37,7 @@ from skcrf import _objective
 from skcrf._inference import exp_transitions
 from skcrf._layout import build_layout, count_pairs
 from skcrf._parallel import numba_threads
-from skcrf._penalty import L2
+from skcrf._penalty import ElasticNet
 
 _J = dict(cache=False, nogil=True, error_model="numpy")
 
@@ -146,7 +146,7 @@ def main():
 
     def objective(threads):
         loss = _objective.CRFLoss(arrays, y, weights, layout, counts, n_threads=threads)
-        return _objective.Objective([loss], L2(1.0)), loss
+        return _objective.Objective([loss], ElasticNet(0.0, 1.0)), loss
 
     obj, loss = objective(1)
     n, F, nnz = Xtr.n_tokens, layout.n_features, int(Xtr.X.nnz)

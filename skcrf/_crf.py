@@ -19,9 +19,9 @@ from ._constraints import check_labels_allowed, constraint_masks
 from ._early_stopping import HeldOutMonitor, split_validation
 from ._layout import build_layout, count_pairs
 from ._objective import CRFLoss, Objective
-from ._optimize import minimize_lbfgs
+from ._optimize import minimize_lbfgs, minimize_owlqn
 from ._parallel import resolve_n_threads
-from ._penalty import make_penalty
+from ._penalty import ElasticNet
 from ._persistence import VersionedPickleMixin
 from ._sequences import sequence_of
 from ._sklearn_compat import Interval, StrOptions, _fit_context
@@ -29,7 +29,8 @@ from ._validation import check_labels, check_sample_weight, check_sequences
 
 __all__ = ["LinearChainCRF"]
 
-_SCHEME_NAMES = {"BIO", "IOB2", "BIOES", "IOBES", "BIOUL", "BILOU", "BMES", "BI"}
+_SCHEME_NAMES = {"BIO", "IOB2", "BIOES", "IOBES", "BIOUL", "BILOU", "BMES", "BB2B3MES",
+                 "BI"}
 
 
 class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
@@ -55,9 +56,9 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         Coefficient of the L1 norm of all weights (CRFsuite's ``c1``). With
         ``c1 > 0`` training minimises the elastic net
         :math:`-\sum_i w_i \log p(y_i \mid x_i) + c_1 \lVert\theta\rVert_1 +
-        c_2 \lVert\theta\rVert^2` with L-BFGS-B on :math:`\theta = z^+ - z^-`,
-        :math:`z^\pm \ge 0`: many weights become exactly 0 (``n_nonzero_``) and
-        the model is pickled sparse.
+        c_2 \lVert\theta\rVert^2` with OWL-QN (orthant-wise L-BFGS, CRFsuite's
+        method for ``c1``; its iterates match CRFsuite's): many weights become
+        exactly 0 (``n_nonzero_``) and the model is pickled sparse.
     c2 : float, default=1.0
         Coefficient of the squared L2 norm of all weights. The same value as
         CRFsuite's ``c2`` gives the same optimum.
@@ -86,7 +87,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     verbose : int, default=0
         If > 0, print one line per L-BFGS iteration: iteration, objective,
         gradient norm and elapsed seconds.
-    constraints : {"BIO", "BIOES", "BIOUL", "BMES"} or list of (str, str), default=None
+    constraints : {"BIO", "BIOES", "BIOUL", "BMES", "BB2B3MES", "BI"} or list of (str, str), \
+            default=None
         Allowed label transitions. A forbidden transition gets weight -inf in
         training (the partition function) and in decoding, so the model is a
         distribution over valid sequences only. A scheme name allows what the
@@ -276,22 +278,23 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
                               min_state_count=options.pop("min_state_count"))
         n_threads = resolve_n_threads(self.n_jobs)
         loss = CRFLoss(arrays, y_idx, weights, layout, counts, n_threads=n_threads)
-        penalty = make_penalty(self.c1, self.c2)
+        penalty = ElasticNet(self.c1, self.c2)
         objective = Objective([loss], penalty)
-        z0 = penalty.from_theta(self._initial_parameters(layout, classes, F))
+        theta0 = self._initial_parameters(layout, classes, F)
         monitor = None
         if held_out is not None:
-            monitor = HeldOutMonitor(clone(self), *held_out, classes, layout, penalty,
+            monitor = HeldOutMonitor(clone(self), *held_out, classes, layout,
                                      self.scoring, self.n_iter_no_change, n_threads)
-        result = minimize_lbfgs(
-            objective, z0, max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-            bounds=penalty.bounds(layout.n_params), monitor=monitor,
-            n_active=lambda z: np.count_nonzero(penalty.to_theta(z)), **options)
-        z, objective_value, best = result.x, result.fun, result.n_iter
-        if monitor is not None and monitor.best_z is not None:
-            z, objective_value = monitor.best_z, monitor.best_objective
+        common = dict(max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+                      monitor=monitor, **options)
+        if penalty.c1 > 0:
+            result = minimize_owlqn(objective, theta0, c1=penalty.c1, **common)
+        else:
+            result = minimize_lbfgs(objective, theta0, **common)
+        theta, objective_value, best = result.x, result.fun, result.n_iter
+        if monitor is not None and monitor.best_theta is not None:
+            theta, objective_value = monitor.best_theta, monitor.best_objective
             best = monitor.best_iteration
-        theta = penalty.to_theta(z)
         W, A, start, end = layout.unpack(theta)
         # set fitted state only now, all at once: an interrupted fit leaves
         # the previous state untouched

@@ -77,13 +77,12 @@ class HeldOutMonitor:
         The held-out labels, flat.
     classes : ndarray
     layout : ParameterLayout
-    penalty : penalty object (maps the optimiser's variables to weights)
     scoring : None, str or callable
     n_iter_no_change : int
     n_threads : int
     """
 
-    def __init__(self, snapshot, X_val, y_val, classes, layout, penalty, scoring,
+    def __init__(self, snapshot, X_val, y_val, classes, layout, scoring,
                  n_iter_no_change, n_threads):
         self.snapshot = snapshot
         self.X_val = X_val
@@ -91,20 +90,19 @@ class HeldOutMonitor:
         self.y_val = y_val
         self.classes = classes
         self.layout = layout
-        self.penalty = penalty
         self.score_fn = check_scoring(scoring)
         self.builtin = scoring is None or isinstance(scoring, str)
         self.n_iter_no_change = int(n_iter_no_change)
         self.n_threads = n_threads
         self.scores = []
         self.best_score = -np.inf
-        self.best_z = None
+        self.best_theta = None
         self.best_iteration = 0
         self.best_objective = None
         self._since_best = 0
 
-    def score(self, z):
-        W, A, start, end = self.layout.unpack(self.penalty.to_theta(z))
+    def score(self, theta):
+        W, A, start, end = self.layout.unpack(theta)
         if self.builtin:
             weights = inference.Weights.from_arrays(W, A, start, end)
             pred, _ = inference.viterbi(self.arrays, weights, self.n_threads)
@@ -116,12 +114,12 @@ class HeldOutMonitor:
         y = [self.y_val[offsets[i]:offsets[i + 1]].tolist() for i in range(offsets.size - 1)]
         return float(self.score_fn(est, self.X_val, y))
 
-    def __call__(self, record, z):
-        s = self.score(z)
+    def __call__(self, record, theta):
+        s = self.score(theta)
         self.scores.append(s)
         record.extra["held_out"] = s
         if s > self.best_score:
-            self.best_score, self.best_z = s, np.array(z, copy=True)
+            self.best_score, self.best_theta = s, np.array(theta, copy=True)
             self.best_iteration, self.best_objective = record.iteration, record.objective
             self._since_best = 0
         else:

@@ -111,18 +111,18 @@ class CRFLoss:
 
 
 class Objective:
-    """Sum of data terms plus a penalty: ``f = sum_k loss_k(theta) + penalty(theta)``.
+    """Sum of data terms plus the smooth part of the penalty:
+    ``f(theta) = sum_k loss_k(theta) + c2 ||theta||^2``; returns ``(f, gradient)``.
 
-    Called with the optimiser's variables ``z`` (see :mod:`skcrf._penalty`:
-    ``theta = penalty.to_theta(z)``), returns ``(f, gradient with respect to z)``.
+    The L1 part of an elastic net (``penalty.c1``) is left to the optimiser
+    (:func:`skcrf._optimize.minimize_owlqn`).
 
     Parameters
     ----------
     terms : list of callables
         Each returns ``(loss, gradient)`` for a weight vector theta (a
         :class:`CRFLoss`, or a remote shard's evaluation).
-    penalty : penalty object
-        :class:`skcrf._penalty.L2` or :class:`skcrf._penalty.ElasticNet`.
+    penalty : ElasticNet
     """
 
     def __init__(self, terms, penalty):
@@ -130,13 +130,13 @@ class Objective:
         self.penalty = penalty
         self.n_evals = 0
 
-    def __call__(self, z):
-        z = np.ascontiguousarray(z, dtype=np.float64)
-        theta = self.penalty.to_theta(z)
+    def __call__(self, theta):
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
         f, g = self.terms[0](theta)
         for term in self.terms[1:]:
             fk, gk = term(theta)
             f += fk
             g += gk
+        f += self.penalty.add_smooth(theta, g)
         self.n_evals += 1
-        return self.penalty.finish(z, theta, f, g)
+        return float(f), g

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from skcrf import LinearChainCRF, Sequences
 from skcrf._layout import ParameterLayout
 from skcrf._objective import CRFLoss, Objective
-from skcrf._penalty import L2
+from skcrf._penalty import ElasticNet
 
 from conftest import model_from_weights, random_problem
 import naive
@@ -96,7 +96,7 @@ def test_fit_reaches_the_optimum(kw):
     seqs = Sequences.from_list(X)
     y_idx = np.searchsorted(crf.classes_, np.concatenate(y)).astype(np.int32)
     obj = Objective([CRFLoss(seqs.kernel_arrays(), y_idx, np.ones(len(X)), layout)],
-                    L2(crf.c2))
+                    ElasticNet(0.0, crf.c2))
     theta = layout.pack(np.ascontiguousarray(crf.coef_.T), crf.transition_coef_,
                         crf.start_coef_, crf.end_coef_)
     f, g = obj(theta)

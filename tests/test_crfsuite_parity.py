@@ -13,7 +13,7 @@ from sklearn.feature_extraction import DictVectorizer
 from skcrf import LinearChainCRF, Sequences
 from skcrf._layout import ParameterLayout
 from skcrf._objective import CRFLoss, Objective
-from skcrf._penalty import L2
+from skcrf._penalty import ElasticNet
 
 sklearn_crfsuite = pytest.importorskip(
     "sklearn_crfsuite", reason="sklearn-crfsuite is part of the [test] extra")
@@ -94,7 +94,7 @@ def test_same_objective_and_predictions_as_crfsuite(problem, all_trans):
     layout = ParameterLayout(seqs.n_features, L, np.flatnonzero(seen.reshape(-1)),
                              np.arange(L * L) if all_trans else pairs, False)
     obj = Objective([CRFLoss(seqs.kernel_arrays(), y_idx, np.ones(len(seqs)), layout)],
-                    L2(c2))
+                    ElasticNet(0.0, c2))
     theta = layout.pack(W, A, np.zeros(classes.size), np.zeros(classes.size))
     # every CRFsuite weight has a parameter in our layout
     assert np.count_nonzero(theta) == np.count_nonzero(W) + np.count_nonzero(A)

@@ -6,7 +6,7 @@ import pytest
 from skcrf import Sequences
 from skcrf._layout import ParameterLayout
 from skcrf._objective import CRFLoss, Objective
-from skcrf._penalty import L2
+from skcrf._penalty import ElasticNet
 
 from conftest import random_problem
 import naive
@@ -15,7 +15,7 @@ import naive
 def _objective(seqs, flat, layout, c2, weights, n_threads=1):
     """The penalised objective of a fit, and its data term."""
     loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout, n_threads=n_threads)
-    return Objective([loss], L2(c2)), loss
+    return Objective([loss], ElasticNet(0.0, c2)), loss
 
 
 def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1):

@@ -94,3 +94,33 @@ def test_monitor_can_stop_and_annotate():
     res, warned = run(Counted(), tol=0.0, monitor=monitor)
     assert res.reason == "monitor" and res.n_iter == 4 and not warned
     assert seen == [1, 2, 3, 4] and res.history[-1].extra == {"held_out": 0.5}
+
+
+def test_owlqn_solves_the_lasso_with_exact_zeros():
+    from sklearn.linear_model import Lasso
+
+    from skcrf._optimize import minimize_owlqn
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(80, 30))
+    b = A[:, :5] @ rng.normal(size=5) + 0.1 * rng.normal(size=80)
+    alpha = 0.05
+
+    def smooth(x):
+        r = A @ x - b
+        return 0.5 * float(r @ r), A.T @ r
+
+    res = minimize_owlqn(smooth, np.zeros(30), c1=alpha * 80, max_iter=2000, tol=1e-12)
+    ref = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=100_000).fit(A, b)
+    np.testing.assert_allclose(res.x, ref.coef_, atol=1e-6)
+    np.testing.assert_array_equal(res.x == 0, ref.coef_ == 0)
+    assert res.fun == pytest.approx(smooth(res.x)[0] + alpha * 80 * np.abs(res.x).sum())
+    assert res.history[-1].n_active == np.count_nonzero(res.x)
+
+
+def test_owlqn_max_iter_warns():
+    from skcrf._optimize import minimize_owlqn
+
+    with pytest.warns(ConvergenceWarning, match="OWL-QN"):
+        res = minimize_owlqn(Counted(), np.zeros(20), c1=0.1, max_iter=2, tol=0.0)
+    assert res.reason == "max_iter" and res.n_iter == 2
