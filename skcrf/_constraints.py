@@ -16,7 +16,7 @@ def allowed_transitions(scheme, labels):
 
     Parameters
     ----------
-    scheme : {"BIO", "BIOES", "BIOUL", "BMES"}
+    scheme : {"BIO", "BIOES", "BIOUL", "BMES", "BB2B3MES", "BI"}
     labels : list of str
 
     Returns
@@ -33,6 +33,11 @@ def allowed_transitions(scheme, labels):
     """
     labels = list(labels)
     roles = schemes.parse_labels(scheme, labels)
+    order = schemes.successors(scheme)
+    if order is not None:      # the scheme fixes the order of tags inside a chunk
+        return ([(a, b) for a in labels for b in labels if b in order.get(a, ())]
+                + [(START, b) for b in labels if b in order[START]]
+                + [(a, END) for a in labels if END in order.get(a, ())])
     # BIO has no end tag: an entity ends by itself, so B / I may be followed by
     # anything but a continuation of another type, and may end the sequence
     open_ends = schemes.open_ended(scheme)

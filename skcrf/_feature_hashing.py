@@ -98,6 +98,15 @@ def build_lookup(keys, table):
 
 
 @njit(**_JIT)
+def build_lookup_values(keys, values, table):
+    """Insert ``keys[i] -> values[i]`` into an empty ``table`` (width 2)."""
+    for i in range(keys.size):
+        j = _probe(table, keys[i])
+        table[j, 0] = keys[i]
+        table[j, 1] = values[i]
+
+
+@njit(**_JIT)
 def keys_to_csr(keys, table):
     """CSR (indptr, indices) of the known keys of each row.
 
@@ -223,7 +232,8 @@ def _step(h, cp):
 @njit(**_JIT)
 def hash_words(cps, word_offsets, table):
     """Insert every dictionary word and each of its prefixes into ``table``
-    (width 2: rolling hash, 1 for a whole word / 0 for a prefix only)."""
+    (width 2: rolling hash -> word index + 1 for a whole word, 0 for a
+    prefix only)."""
     for w in range(word_offsets.size - 1):
         h = np.uint64(0x12345)
         for p in range(word_offsets[w], word_offsets[w + 1]):
@@ -232,18 +242,12 @@ def hash_words(cps, word_offsets, table):
             i = _probe(table, hk)
             table[i, 0] = hk
             if p == word_offsets[w + 1] - 1:
-                table[i, 1] = np.uint64(1)
+                table[i, 1] = np.uint64(w + 1)
 
 
 @njit(**_JIT)
-def dictionary_flags(cps, offsets, table, cap, flags):
-    """Mark dictionary matches: ``flags[t, 3 * (k - 1) + {0, 1, 2}]`` for
-    "a word of (capped) length k begins / ends / passes through t".
-
-    Every match of every length is found (not greedy maximum matching): from
-    each position the scan extends while the text so far is a prefix of some
-    dictionary word. Matches never cross sequence boundaries.
-    """
+def count_dictionary_matches(cps, offsets, fold, table, hits):
+    """hits[w, fold[s]] += 1 for every match of word w - 1 in sequence s."""
     for s in range(offsets.size - 1):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
@@ -255,9 +259,47 @@ def dictionary_flags(cps, offsets, table, cap, flags):
                 i = _probe(table, hk)
                 if table[i, 0] != hk:
                     break  # no dictionary word starts with this text
-                if table[i, 1] == np.uint64(1):
-                    kk = min(k, cap) - 1
-                    flags[t0 + t, 3 * kk] = 1
-                    flags[t0 + t + k - 1, 3 * kk + 1] = 1
-                    for u in range(t + 1, t + k - 1):
-                        flags[t0 + u, 3 * kk + 2] = 1
+                w = table[i, 1]
+                if w != np.uint64(0):
+                    hits[w, fold[s]] += 1
+
+
+@njit(**_JIT)
+def dictionary_flags(cps, offsets, fold, hits, table, cap, flags):
+    """Mark dictionary matches: ``flags[t, 3 * (k - 1) + {0, 1, 2}]`` for
+    "a word of (capped) length k begins / ends / passes through t".
+
+    Every match of every length is found (not greedy maximum matching): from
+    each position the scan extends while the text so far is a prefix of some
+    dictionary word. Matches never cross sequence boundaries. With more than
+    one fold (``hits`` has a column per fold), a word counts in sequence s
+    only if it also occurs in another fold than ``fold[s]``.
+    """
+    n_folds = hits.shape[1]
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        f = fold[s]
+        for t in range(T):
+            h = np.uint64(0x12345)
+            for k in range(1, T - t + 1):
+                h = _step(h, cps[t0 + t + k - 1])
+                hk = h if h != np.uint64(0) else np.uint64(1)
+                i = _probe(table, hk)
+                if table[i, 0] != hk:
+                    break  # no dictionary word starts with this text
+                w = table[i, 1]
+                if w == np.uint64(0):
+                    continue
+                if n_folds > 1:
+                    elsewhere = 0
+                    for g in range(n_folds):
+                        if g != f:
+                            elsewhere += hits[w, g]
+                    if elsewhere == 0:
+                        continue
+                kk = min(k, cap) - 1
+                flags[t0 + t, 3 * kk] = 1
+                flags[t0 + t + k - 1, 3 * kk + 1] = 1
+                for u in range(t + 1, t + k - 1):
+                    flags[t0 + u, 3 * kk + 2] = 1

@@ -17,7 +17,8 @@ from . import _feature_hashing as H
 from ._persistence import VersionedPickleMixin
 from ._sequences import Sequences
 from ._sklearn_compat import Interval, StrOptions, _fit_context
-from ._templates import DictionaryMatches, TemplateSet, Window, check_offset
+from ._cws_features import AccessorVariety, DictionaryMatches
+from ._templates import TemplateSet, Window, check_offset
 from ._units import WORD_ATTRS, WORD_FLAGS, char_type, read_units, word_shape
 
 __all__ = ["SequenceFeaturizer", "char_type", "word_shape"]
@@ -50,6 +51,22 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         for every match (not greedy maximum matching).
     dictionary_max_len : int, default=6
         Lengths from this one up share one feature (``dict_begin_len6``).
+    dictionary_folds : int, default=10
+        Jackknifed dictionary features while fitting: the training sequences
+        are split into this many folds, and a sequence sees only dictionary
+        words that also occur in another fold. With a dictionary of the
+        training words, a training sentence then sees its rare words missing
+        as new text will, instead of a dictionary that knows every word (which
+        teaches the model to trust it blindly). 1 turns it off. ``transform``
+        always uses the whole dictionary.
+    accessor_variety : int or None, default=None
+        Character input: features from the accessor variety (distinct left /
+        right neighbours, Feng et al. 2004) of the n-grams of length 2 to this
+        one that start and end at each position, computed on the training
+        text plus ``unlabeled_text``.
+    unlabeled_text : list of str, default=None
+        More raw text for the accessor-variety statistics (e.g. the text to
+        be segmented later).
     word_shape : bool or "auto", default="auto"
         Word features of the unit (first column): lowercase form, prefixes
         and suffixes of length 1-3, shape (``Xxxxx``, ``dd``, ``X.X.``) and
@@ -99,6 +116,9 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         "char_type_offsets": [tuple, list],
         "dictionary": [None, "array-like", set, frozenset, dict],
         "dictionary_max_len": [Interval(Integral, 1, None, closed="left")],
+        "dictionary_folds": [Interval(Integral, 1, None, closed="left")],
+        "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
+        "unlabeled_text": [None, "array-like"],
         "word_shape": ["boolean", StrOptions({"auto"})],
         "columns": [None, tuple, list],
         "bias": ["boolean"],
@@ -113,6 +133,9 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         char_type_offsets=(-1, 0, 1),
         dictionary=None,
         dictionary_max_len=6,
+        dictionary_folds=10,
+        accessor_variety=None,
+        unlabeled_text=None,
         word_shape="auto",
         columns=None,
         bias=True,
@@ -123,6 +146,9 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self.char_type_offsets = char_type_offsets
         self.dictionary = dictionary
         self.dictionary_max_len = dictionary_max_len
+        self.dictionary_folds = dictionary_folds
+        self.accessor_variety = accessor_variety
+        self.unlabeled_text = unlabeled_text
         self.word_shape = word_shape
         self.columns = columns
         self.bias = bias
@@ -145,7 +171,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         if units.n_sequences == 0:
             raise ValueError("X is empty: need at least one sequence to fit.")
         templates = self._make_templates(units)
-        keys = templates.keys(units)
+        keys = templates.keys(units, fitting=True)
         table = H.count_all(keys)
         counts = table[:, 1].astype(np.int64)
         first = table[:, 2].astype(np.int64)
@@ -250,10 +276,25 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
             tpls += [Window([(("attr", a), 0)], [f"{a}=", 0]) for a in WORD_ATTRS]
             tpls += [Window([(("flag", f), 0)], [f]) for f in WORD_FLAGS]
         if self.dictionary is not None:
-            tpls.append(DictionaryMatches(list(self.dictionary), self.dictionary_max_len))
+            tpls.append(DictionaryMatches(list(self.dictionary), self.dictionary_max_len,
+                                          folds=self.dictionary_folds))
+        if self.accessor_variety is not None:
+            tpls.append(self._accessor_variety(units))
         if self.bias:
             tpls.append(Window([], ["bias"]))
         return TemplateSet(tpls)
+
+    def _accessor_variety(self, units):
+        if units.kind != "chars":
+            raise ValueError("accessor_variety needs character input (each sequence "
+                             "a str); got token sequences.")
+        extra = [] if self.unlabeled_text is None else list(self.unlabeled_text)
+        bad = [t for t in extra if not isinstance(t, str)]
+        if bad:
+            raise TypeError(f"unlabeled_text must hold str, got {type(bad[0]).__name__}.")
+        cps = units.ids[0]
+        texts = [cps[units.offsets[i]:units.offsets[i + 1]] for i in range(units.n_sequences)]
+        return AccessorVariety(texts, extra, max_n=self.accessor_variety)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

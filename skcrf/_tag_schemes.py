@@ -7,7 +7,7 @@ inside, ``E`` end, ``S`` single, ``O`` outside. A tag is ``PREFIX-TYPE``
 """
 
 __all__ = ["SCHEMES", "canonical", "roles", "split_tag", "parse_labels", "open_ended",
-           "word_tags"]
+           "word_tags", "successors"]
 
 # scheme -> prefix -> role
 SCHEMES = {
@@ -16,6 +16,16 @@ SCHEMES = {
     "BIOUL": {"B": "B", "I": "I", "L": "E", "U": "S", "O": "O"},
     "BMES": {"B": "B", "M": "I", "E": "E", "S": "S"},
     "BI": {"B": "B", "I": "I"},
+    # Zhao et al. (2006): the 2nd / 3rd characters of a word have tags of their own
+    "BB2B3MES": {"B": "B", "B2": "I", "B3": "I", "M": "I", "E": "E", "S": "S"},
+}
+# schemes whose tag order inside a chunk the roles alone do not say:
+# tag -> the tags that may follow it ("<end>" for the end of the sequence),
+# and "<start>" -> the tags that may begin one
+_SUCCESSORS = {
+    "BB2B3MES": {"<start>": {"B", "S"}, "B": {"B2", "E"}, "B2": {"B3", "E"},
+                 "B3": {"M", "E"}, "M": {"M", "E"}, "E": {"B", "S", "<end>"},
+                 "S": {"B", "S", "<end>"}},
 }
 _ALIASES = {"IOB2": "BIO", "IOBES": "BIOES", "BILOU": "BIOUL"}
 # schemes without an end tag: a chunk ends wherever the next one starts
@@ -71,6 +81,12 @@ def parse_labels(scheme, labels):
     return out
 
 
+def successors(scheme):
+    """``tag -> allowed next tags`` for schemes that fix the order of tags
+    inside a chunk (BB2B3MES), or None when the roles say it all."""
+    return _SUCCESSORS.get(canonical(scheme))
+
+
 def word_tags(n, scheme):
     """The tags of one word (chunk) of ``n`` units in a segmentation scheme."""
     key = canonical(scheme)
@@ -78,4 +94,10 @@ def word_tags(n, scheme):
         return ["B"] + ["I"] * (n - 1)
     if key == "BMES":
         return ["S"] if n == 1 else ["B"] + ["M"] * (n - 2) + ["E"]
-    raise ValueError(f"{scheme!r} is not a word segmentation scheme; use 'BMES' or 'BI'.")
+    if key == "BB2B3MES":
+        if n == 1:
+            return ["S"]
+        inner = ["B2", "B3"][:n - 2] + ["M"] * max(0, n - 4)
+        return ["B"] + inner + ["E"]
+    raise ValueError(f"{scheme!r} is not a word segmentation scheme; use 'BMES', "
+                     "'BB2B3MES' or 'BI'.")

@@ -8,8 +8,8 @@ feature is the same column wherever it occurs, in any process, on any shard.
 * :class:`Window` reads units from sources (:mod:`skcrf._units`) at any
   offsets, any number of them, any columns: ``C[-1]=上``, ``C[-1]C[0]=上海``,
   ``T[0]=digit``, ``lower=melbourne``, a CRF++ ``U`` line, a constant bias.
-* :class:`DictionaryMatches`: "a dictionary word of length k begins / ends /
-  passes through here".
+* more kinds elsewhere: :mod:`skcrf._cws_features` (dictionary matches,
+  accessor variety).
 
 :class:`TemplateSet` lays templates out in slots, computes all keys, and
 names features. A new kind of template is a new subclass of
@@ -22,7 +22,7 @@ from . import _feature_hashing as H
 from ._sequences import sequence_of
 from ._units import ABSENT, MAX_OFFSET, padding_of, stable_id
 
-__all__ = ["Template", "Window", "DictionaryMatches", "TemplateSet", "check_offset"]
+__all__ = ["Template", "Window", "TemplateSet", "check_offset"]
 
 
 def check_offset(offset, what):
@@ -32,6 +32,9 @@ def check_offset(offset, what):
         raise ValueError(f"{what}: {offset!r} is not an int offset in "
                          f"[-{MAX_OFFSET}, {MAX_OFFSET}].")
     return int(offset)
+
+
+_NO_VALUE = np.iinfo(np.int32).min   # a feature code where a template reads nothing
 
 
 def _template_id(description):
@@ -49,15 +52,23 @@ class Template:
     n_slots = 1
     parts = ()
 
+    def feature_values(self, units, rows, subs):
+        """For a template without ``parts`` whose features carry a value (a bin,
+        say): the value of the features first seen at token ``rows`` in slots
+        ``subs``, as strings for their names; None when there is none."""
+        return None
+
     def description(self):
         """A string that identifies the template (its id is a hash of it)."""
         raise NotImplementedError
 
-    def write_keys(self, units, sources, source_row, keys, slot0):
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         """Fill ``keys[:, slot0:slot0 + n_slots]`` for ``units``.
 
         ``sources`` is the (n_sources, n_tokens) id matrix of the sources every
         template of the set reads, ``source_row`` maps a source key to its row.
+        ``fitting`` is True for the training data (a template may then compute
+        its features differently, e.g. jackknifed).
         """
         raise NotImplementedError
 
@@ -113,7 +124,7 @@ class Window(Template):
             return self.key
         return "window|" + repr(self.parts) + "|" + repr(self.pieces)
 
-    def write_keys(self, units, sources, source_row, keys, slot0):
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         src = np.array([source_row[s] for s, _ in self.parts], dtype=np.int64)
         off = np.array([o for _, o in self.parts], dtype=np.int64)
         H.window_keys(sources, units.offsets, src, off, _template_id(self.description()),
@@ -141,52 +152,6 @@ class Window(Template):
         return "".join(out)
 
 
-class DictionaryMatches(Template):
-    """Dictionary matches at every position (character input).
-
-    For every dictionary word found in the text (every match, not greedy
-    maximum matching; never across sequences), the positions it covers get
-    "a word of length k begins / ends / passes through here" features;
-    lengths from ``max_len`` up share one feature.
-    """
-
-    _PARTS = ("begin", "end", "mid")
-
-    def __init__(self, words, max_len):
-        bad = [w for w in words if not isinstance(w, str)]
-        if bad:
-            raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
-        words = sorted({w for w in words if w})
-        self.max_len = int(max_len)
-        self.n_slots = 3 * self.max_len
-        self.n_words = len(words)
-        self.table = H.new_table(sum(len(w) for w in words), width=2)
-        if words:
-            cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"),
-                                dtype=np.uint32).astype(np.int64)
-            wl = np.array([len(w) for w in words], dtype=np.int64)
-            H.hash_words(cps, np.concatenate([[0], np.cumsum(wl)]), self.table)
-        # identify by content, so that equal dictionaries give equal keys
-        self._digest = stable_id("\n".join(words))
-
-    def description(self):
-        return f"dictionary|{self.max_len}|{self._digest:x}"
-
-    def write_keys(self, units, sources, source_row, keys, slot0):
-        if units.kind != "chars":
-            raise ValueError("dictionary features need character input (each "
-                             "sequence a str); got token sequences.")
-        flags = np.zeros((units.n_tokens, self.n_slots), dtype=np.int8)
-        H.dictionary_flags(units.ids[0], units.offsets, self.table, self.max_len, flags)
-        tids = np.array([_template_id(f"{self.description()}|{k}")
-                         for k in range(self.n_slots)], dtype=np.int64)
-        H.flag_keys(flags, tids, keys, slot0)
-
-    def name(self, sub, values):
-        k, part = divmod(sub, 3)
-        return f"dict_{self._PARTS[part]}_len{k + 1}"
-
-
 class TemplateSet:
     """Templates laid out in consecutive key slots.
 
@@ -206,18 +171,18 @@ class TemplateSet:
                 if src not in keys:
                     keys.append(src)
         self.source_keys = keys
-        self.n_parts = max([len(t.parts) for t in self.templates] + [0])
+        self.n_parts = max([len(t.parts) for t in self.templates] + [1])
 
     def _sources(self, units):
         return (units.source_matrix(self.source_keys),
                 {k: i for i, k in enumerate(self.source_keys)})
 
-    def keys(self, units):
+    def keys(self, units, fitting=False):
         """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none)."""
         keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64)
         sources, row = self._sources(units)
         for t, s0 in zip(self.templates, self.slot0[:-1]):
-            t.write_keys(units, sources, row, keys, int(s0))
+            t.write_keys(units, sources, row, keys, int(s0), fitting=fitting)
         return keys
 
     def locate(self, slots):
@@ -235,7 +200,7 @@ class TemplateSet:
         Only the strings of these features are kept.
         """
         n = rows.size
-        codes = np.zeros((n, self.n_parts), dtype=np.int32)
+        codes = np.full((n, self.n_parts), _NO_VALUE, dtype=np.int32)
         src_of = np.full((n, self.n_parts), -1, dtype=np.int64)
         ids = np.zeros((n, self.n_parts), dtype=np.int64)
         sources, row = self._sources(units)
@@ -249,6 +214,17 @@ class TemplateSet:
             ids[sel, :len(t.parts)] = t.read_ids(units, sources, row, rows[sel])
             src_of[sel, :len(t.parts)] = [self.source_keys.index(s) for s, _ in t.parts]
         strings = []
+        for i, t in enumerate(self.templates):
+            sel = np.flatnonzero(tpl == i) if not t.parts else np.zeros(0, np.int64)
+            values = t.feature_values(units, rows[sel], slots[sel] - self.slot0[i]) \
+                if sel.size else None
+            if values is not None:
+                table = {}
+                for j, v in zip(sel.tolist(), values):
+                    if v not in table:
+                        table[v] = len(strings)
+                        strings.append(v)
+                    codes[j, 0] = table[v]
         real = (src_of >= 0) & (ids < H.PAD) & (ids != ABSENT)
         for k, key in enumerate(self.source_keys):
             mine = real & (src_of == k)
@@ -269,6 +245,6 @@ class TemplateSet:
         for i, s, row in zip(tpl.tolist(), sub.tolist(), codes.tolist()):
             t = self.templates[i]
             values = [strings[c] if c >= 0 else padding_of(H.PAD - c)
-                      for c in row[:len(t.parts)]]
+                      for c in row if c != _NO_VALUE]
             out.append(t.name(s, values))
         return out

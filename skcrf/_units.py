@@ -14,8 +14,8 @@ Templates read *sources*: rows of one id per unit, named by a key tuple.
 
 A source value of :data:`ABSENT` (0) means "nothing here": templates emit no
 feature for it. Positions outside a sequence read padding ids (see
-:func:`padding_id`), which never collide with real ids. Adding a source is
-adding one reader to ``_READERS`` and one describer to ``_DESCRIBERS``.
+:func:`padding_id`), which never collide with real ids. A new kind of source
+is one call to :func:`register_source` (``skcrf._cws_features`` adds its own).
 """
 
 import hashlib
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Set
 
 import numpy as np
 
-__all__ = ["Units", "read_units", "char_type", "word_shape", "stable_id", "CHAR_TYPES",
+__all__ = ["Units", "read_units", "register_source", "char_type", "word_shape", "stable_id", "CHAR_TYPES",
            "TYPE_NAMES", "WORD_ATTRS", "WORD_FLAGS", "MAX_OFFSET", "PAD", "ABSENT",
            "padding_id", "padding_of"]
 
@@ -261,6 +261,13 @@ _DESCRIBERS = {
     "attr": _describe_attr,
     "flag": lambda units, key, ids: ["" for _ in ids],
 }
+
+
+def register_source(kind, reader, describer):
+    """Add a kind of source: ``reader(units, *args)`` returns the int64 row of
+    ``(kind, *args)``, ``describer(units, key, ids)`` the strings of ids."""
+    _READERS[kind] = reader
+    _DESCRIBERS[kind] = describer
 
 
 # ------------------------------------------------------------------- input

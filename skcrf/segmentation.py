@@ -5,7 +5,7 @@ from . import _tag_schemes as schemes
 __all__ = ["words_to_tags", "tags_to_words", "read_segmented", "SCHEMES"]
 
 #: tag sets for segmentation, see :func:`words_to_tags`
-SCHEMES = ("BMES", "BI")
+SCHEMES = ("BMES", "BB2B3MES", "BI")
 
 
 def _check_scheme(scheme):
@@ -17,10 +17,14 @@ def words_to_tags(words, scheme="BMES"):
     """One tag per character of the words.
 
     BMES: a one-character word is ``S``; longer words are ``B M ... M E``.
-    BI: ``B`` starts every word, ``I`` continues it.
+    BB2B3MES (Zhao et al. 2006): the 2nd and 3rd characters of longer words
+    are ``B2`` / ``B3`` (``B B2 B3 M ... M E``). BI: ``B`` starts every word,
+    ``I`` continues it.
 
     >>> words_to_tags(["上海", "推", "迎奥运"])
     ['B', 'E', 'S', 'B', 'M', 'E']
+    >>> words_to_tags(["上海", "推", "迎奥运", "中华人民"], "BB2B3MES")
+    ['B', 'E', 'S', 'B', 'B2', 'E', 'B', 'B2', 'B3', 'E']
     """
     _check_scheme(scheme)
     tags = []

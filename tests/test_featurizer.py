@@ -60,7 +60,7 @@ def test_dictionary_features_on_a_hand_checked_sentence():
     # 上海市长江大桥: dictionary matches 上海(0-1) 上海市(0-2) 市长(2-3) 长江(3-4)
     # 长江大桥(3-6) 大桥(5-6) 江(4): all of them, not a greedy maximum match
     words = ["上海", "上海市", "市长", "长江", "长江大桥", "大桥", "江"]
-    f = only(dictionary=words, dictionary_max_len=3)
+    f = only(dictionary=words, dictionary_max_len=3, dictionary_folds=1)
     X = f.fit_transform(["上海市长江大桥"])
     want = {
         0: {"dict_begin_len2", "dict_begin_len3"},
@@ -73,6 +73,33 @@ def test_dictionary_features_on_a_hand_checked_sentence():
     }
     for t, names in want.items():
         assert names_at(f, X, 0, t) == names, t
+
+
+def test_jackknifed_dictionary_features_hide_words_of_the_sentences_own_fold():
+    # 3 folds: sentence i is in fold i % 3. 上海 occurs in folds 0 and 1, 北京
+    # only in fold 2: while fitting, sentence 2 does not see 北京; transform does
+    f = only(dictionary=["上海", "北京"], dictionary_folds=3)
+    X = f.fit_transform(["上海", "上海", "北京", "上海"])
+    assert names_at(f, X, 0, 0) == {"dict_begin_len2"}
+    assert names_at(f, X, 2, 0) == set()
+    Z = f.transform(["北京"])
+    assert names_at(f, Z, 0, 0) == {"dict_begin_len2"}
+    # fit + transform of the training text is not jackknifed; fit_transform is
+    assert f.transform(["上海", "上海", "北京"])[2].nnz == 2
+
+
+def test_accessor_variety_bins_by_hand():
+    # 上海 is preceded by <s>, 在, 到 (3: each start counts) and followed by 市,
+    # 人, </s> -> AV 3 -> bin 1; 海市 occurs once -> AV 1 -> bin 0
+    f = only(accessor_variety=2)
+    X = f.fit_transform(["上海市", "在上海人", "到上海"])
+    assert names_at(f, X, 0, 0) == {"av_begin_len2=1"}
+    assert names_at(f, X, 0, 1) == {"av_end_len2=1", "av_begin_len2=0"}
+    assert names_at(f, X, 0, 2) == {"av_end_len2=0"}
+    # unlabeled text adds contexts: now 市 follows 上海 twice more, 们 once
+    g = only(accessor_variety=2, unlabeled_text=["上海们", "去上海市"])
+    Z = g.fit_transform(["上海市", "在上海人", "到上海"])
+    assert names_at(g, Z, 0, 0) == {"av_begin_len2=2"}   # 5 left, 4 right -> 4 -> bin 2
 
 
 def test_dictionary_matches_do_not_cross_sentences():

@@ -1,0 +1,338 @@
+"""Features for Chinese word segmentation (character input).
+
+* unit sources (see :mod:`skcrf._units`): ``("class",)``, each character's
+  segmentation class (:data:`CWS_CLASSES`: digits including Chinese numerals,
+  date / time units, Latin letters, punctuation, other); ``("norm",)``, the
+  character with full-width forms folded to ASCII and every digit and Latin
+  letter replaced by its class (so ``２００７年`` and ``1998年`` share ``00000年``
+  n-grams); ``("same", k)``, present where the character equals the one
+  ``k`` positions on (reduplication: 看看, 研究研究);
+* :class:`DictionaryMatches`: dictionary words found in the text, with
+  *jackknifed* training features: while fitting, a sentence sees only the
+  dictionary words that also occur outside its fold, as unseen text will;
+* :class:`AccessorVariety`: how many distinct characters precede and follow
+  each n-gram in the training text (and in unlabeled text), binned — the
+  unsupervised statistic of Feng et al. (2004) that Zhao & Kit (2008) feed to
+  a CRF.
+"""
+
+import unicodedata
+
+import numpy as np
+from numba import njit
+
+from . import _feature_hashing as H
+from ._templates import Template, _template_id
+from ._units import ABSENT, register_source, stable_id
+
+__all__ = ["CWS_CLASSES", "DictionaryMatches", "AccessorVariety", "cws_class"]
+
+_JIT = dict(cache=True, nogil=True, fastmath=False)
+
+CWS_CLASSES = ("digit", "date", "latin", "punct", "other")
+_NUMERALS = set("〇一二三四五六七八九十百千万亿零两壹贰叁肆伍陆柒捌玖拾佰仟萬億")
+_DATE_UNITS = set("年月日时分秒号點点")
+
+
+def cws_class(ch):
+    """Segmentation class of a character.
+
+    >>> [cws_class(c) for c in "2２三年Ａ，上"]
+    ['digit', 'digit', 'digit', 'date', 'latin', 'punct', 'other']
+    """
+    from ._units import char_type
+
+    if ch in _NUMERALS:
+        return "digit"
+    if ch in _DATE_UNITS:
+        return "date"
+    t = char_type(ch)
+    return t if t in ("digit", "latin", "punct") else "other"
+
+
+def _normalised(ch):
+    c = unicodedata.normalize("NFKC", ch)
+    c = c[0] if len(c) == 1 else ch
+    cls = cws_class(ch)
+    if cls == "digit" and ch not in _NUMERALS:
+        return "0"
+    if cls == "latin":
+        return "A"
+    return c
+
+
+def _per_char(units, fn):
+    cps = units.ids[0]
+    uniq, inv = np.unique(cps, return_inverse=True)
+    vals = np.array([fn(chr(c)) for c in uniq], dtype=np.int64)
+    return vals[inv.reshape(-1)] if cps.size else cps
+
+
+def _require_chars(units, what):
+    if units.kind != "chars":
+        raise ValueError(f"{what} features need character input (each sequence a str).")
+
+
+def _read_class(units):
+    _require_chars(units, "character class")
+    return _per_char(units, lambda c: CWS_CLASSES.index(cws_class(c)) + 1)
+
+
+def _read_norm(units):
+    _require_chars(units, "normalised character")
+    return _per_char(units, lambda c: ord(_normalised(c)))
+
+
+def _read_same(units, k):
+    _require_chars(units, "reduplication")
+    out = np.full(units.n_tokens, ABSENT, dtype=np.int64)
+    _same_as(units.ids[0], units.offsets, int(k), out)
+    return out
+
+
+@njit(**_JIT)
+def _same_as(cps, offsets, k, out):
+    for s in range(offsets.size - 1):
+        for t in range(offsets[s], offsets[s + 1]):
+            u = t + k
+            if offsets[s] <= u < offsets[s + 1] and cps[u] == cps[t]:
+                out[t] = 1
+
+
+register_source("class", _read_class,
+                lambda units, key, ids: [CWS_CLASSES[i - 1] for i in ids])
+register_source("norm", _read_norm, lambda units, key, ids: [chr(i) for i in ids])
+register_source("same", _read_same, lambda units, key, ids: ["" for _ in ids])
+
+
+# ---------------------------------------------------------------- dictionary
+def _code_points(words):
+    cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"),
+                        dtype=np.uint32).astype(np.int64)
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    return cps, np.concatenate([[0], np.cumsum(lengths)])
+
+
+class DictionaryMatches(Template):
+    """Dictionary matches at every position (character input).
+
+    For every dictionary word found in the text (every match, not greedy
+    maximum matching; never across sequences), the positions it covers get
+    "a word of length k begins / ends / passes through here" features;
+    lengths from ``max_len`` up share one feature.
+
+    With ``folds > 1``, training features are *jackknifed*: the training
+    sentences are split into ``folds`` groups, and a sentence sees only the
+    dictionary words that also occur (as text) in another group. A word that
+    occurs in a single group is thus unknown there, as a new word is at
+    prediction time, so the model learns how far the dictionary can be
+    trusted instead of learning that every word is in it. Prediction uses
+    the whole dictionary.
+    """
+
+    _PARTS = ("begin", "end", "mid")
+
+    def __init__(self, words, max_len, folds=1):
+        bad = [w for w in words if not isinstance(w, str)]
+        if bad:
+            raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
+        words = sorted({w for w in words if w})
+        self.max_len = int(max_len)
+        self.folds = int(folds)
+        self.n_slots = 3 * self.max_len
+        self.n_words = len(words)
+        self.table = H.new_table(sum(len(w) for w in words), width=2)
+        if words:
+            H.hash_words(*_code_points(words), self.table)
+        # identify by content, so that equal dictionaries give equal keys
+        self._digest = stable_id("\n".join(words))
+
+    def description(self):
+        return f"dictionary|{self.max_len}|{self._digest:x}"
+
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+        if units.kind != "chars":
+            raise ValueError("dictionary features need character input (each "
+                             "sequence a str); got token sequences.")
+        flags = np.zeros((units.n_tokens, self.n_slots), dtype=np.int8)
+        fold = np.zeros(units.n_sequences, dtype=np.int64)
+        n_folds = self.folds if fitting and self.folds > 1 else 1
+        if n_folds > 1:
+            fold = np.arange(units.n_sequences, dtype=np.int64) % n_folds
+        hits = np.zeros((self.n_words + 1, n_folds), dtype=np.int64)
+        if n_folds > 1:
+            H.count_dictionary_matches(units.ids[0], units.offsets, fold, self.table,
+                                       hits)
+        H.dictionary_flags(units.ids[0], units.offsets, fold, hits, self.table,
+                           self.max_len, flags)
+        tids = np.array([_template_id(f"{self.description()}|{k}")
+                         for k in range(self.n_slots)], dtype=np.int64)
+        H.flag_keys(flags, tids, keys, slot0)
+
+    def name(self, sub, values):
+        k, part = divmod(sub, 3)
+        return f"dict_{self._PARTS[part]}_len{k + 1}"
+
+
+# ----------------------------------------------------------- accessor variety
+class AccessorVariety(Template):
+    """Binned accessor variety of the n-grams around each character.
+
+    The accessor variety of a string is the smaller of its numbers of
+    distinct predecessors and successors in a corpus (every sequence start
+    and end counting as a distinct neighbour): high for strings that occur
+    in many contexts, i.e. that behave like words. For n = 2 .. ``max_n``
+    each position gets two features, the bin of the AV of the n-gram that
+    starts there and of the one that ends there; bins are
+    ``floor(log2(AV))`` capped at ``n_bins - 1``, and n-grams unknown to the
+    statistics fall in bin 0.
+
+    Parameters
+    ----------
+    sequences : list of ndarray
+        The training text as code points, one array per sequence.
+    texts : list of str
+        More (unlabeled) text for the statistics.
+    max_n : int, default=5
+    n_bins : int, default=8
+    """
+
+    def __init__(self, sequences, texts=(), max_n=5, n_bins=8):
+        self.max_n = int(max_n)
+        self.n_bins = int(n_bins)
+        self.n_slots = 2 * (self.max_n - 1)
+        extra, extra_offsets = _code_points(list(texts))
+        lengths = [len(s) for s in sequences] + np.diff(extra_offsets).tolist()
+        cps = np.concatenate([np.asarray(s, dtype=np.int64) for s in sequences] + [extra])
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        keys, av = accessor_variety(cps, offsets, self.max_n)
+        keep = av >= 2                      # AV 1 is the bin of unknown n-grams
+        self.n_ngrams = int(keep.sum())
+        self.table = H.new_table(self.n_ngrams, width=2)
+        H.build_lookup_values(keys[keep], av[keep].astype(np.uint64), self.table)
+        self._digest = stable_id(f"{cps.size}|{int(keys[:1000].sum()) if keys.size else 0}")
+
+    def description(self):
+        return f"av|{self.max_n}|{self.n_bins}|{self._digest:x}"
+
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+        if units.kind != "chars":
+            raise ValueError("accessor variety features need character input.")
+        tids = np.array([_template_id(f"{self.description()}|{k}")
+                         for k in range(self.n_slots)], dtype=np.int64)
+        _av_keys(units.ids[0], units.offsets, self.table, self.max_n, self.n_bins, tids,
+                 keys, slot0)
+
+    def feature_values(self, units, rows, subs):
+        out = np.zeros(rows.size, dtype=np.int64)
+        _av_bins_at(units.ids[0], units.offsets, rows, subs, self.table, self.n_bins, out)
+        return [str(b) for b in out.tolist()]
+
+    def name(self, sub, values):
+        n, end = divmod(sub, 2)
+        return f"av_{'end' if end else 'begin'}_len{n + 2}={values[0]}"
+
+
+def accessor_variety(cps, offsets, max_n):
+    """Hash keys of every n-gram (1 < n <= max_n) of the corpus and its
+    accessor variety ``min(distinct predecessors, distinct successors)``.
+
+    Sequence starts and ends count as a new, distinct neighbour each time.
+    Computed by sorting, one n at a time (no Python loop over the text).
+    """
+    all_keys, all_av = [], []
+    for n in range(2, max_n + 1):
+        grams, left, right = _ngram_occurrences(cps, offsets, n)
+        if grams.size == 0:
+            continue
+        uniq, inv = np.unique(grams, return_inverse=True)
+        inv = inv.reshape(-1)
+        av = np.minimum(_distinct_per_group(inv, left, uniq.size),
+                        _distinct_per_group(inv, right, uniq.size))
+        all_keys.append(uniq)
+        all_av.append(av)
+    if not all_keys:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(all_keys), np.concatenate(all_av)
+
+
+def _distinct_per_group(group, value, n_groups):
+    """Number of distinct ``value`` per ``group``, each negative value (a
+    sequence boundary) counting as distinct."""
+    inner = value >= 0
+    pairs = np.unique(group[inner].astype(np.int64) << 24 | value[inner])
+    return (np.bincount(pairs >> 24, minlength=n_groups)
+            + np.bincount(group[~inner], minlength=n_groups))
+
+
+@njit(**_JIT)
+def _ngram_key(cps, i, n):
+    """Hash key of the n-gram at ``cps[i:i + n]`` (never 0)."""
+    h = np.uint64(0x12345)
+    for p in range(i, i + n):
+        h = H._step(h, cps[p])
+    h = h ^ np.uint64(n)
+    return h if h != np.uint64(0) else np.uint64(1)
+
+
+@njit(**_JIT)
+def _ngram_occurrences(cps, offsets, n):
+    """Every occurrence of an n-gram inside a sequence: its key, its
+    predecessor and successor code points (-1 at a boundary)."""
+    total = 0
+    for s in range(offsets.size - 1):
+        total += max(0, offsets[s + 1] - offsets[s] - n + 1)
+    grams = np.empty(total, dtype=np.uint64)
+    left = np.empty(total, dtype=np.int64)
+    right = np.empty(total, dtype=np.int64)
+    k = 0
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        for i in range(a, b - n + 1):
+            grams[k] = _ngram_key(cps, i, n)
+            left[k] = cps[i - 1] if i > a else -1
+            right[k] = cps[i + n] if i + n < b else -1
+            k += 1
+    return grams, left, right
+
+
+@njit(**_JIT)
+def _av_bin(table, h, n_bins):
+    i = H._probe(table, h)
+    if table[i, 0] != h:
+        return 0
+    av = table[i, 1]
+    b = 0
+    while av > np.uint64(1) and b < n_bins - 1:
+        av >>= np.uint64(1)
+        b += 1
+    return b
+
+
+@njit(**_JIT)
+def _av_bins_at(cps, offsets, rows, subs, table, n_bins, out):
+    """The AV bin that feature slot ``subs[j]`` read at token ``rows[j]``."""
+    for j in range(rows.size):
+        n = subs[j] // 2 + 2
+        end = subs[j] % 2
+        i = rows[j] - (n - 1) * end          # where the n-gram starts
+        out[j] = _av_bin(table, _ngram_key(cps, i, n), n_bins)
+
+
+@njit(**_JIT)
+def _av_keys(cps, offsets, table, max_n, n_bins, tids, keys, slot0):
+    """Keys of the AV-bin features: slot 2 (n - 2) for the n-gram starting at t,
+    slot 2 (n - 2) + 1 for the one ending at t."""
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        for i in range(a, b):
+            for n in range(2, max_n + 1):
+                if i + n > b:
+                    break
+                bn = _av_bin(table, _ngram_key(cps, i, n), n_bins)
+                k1 = 2 * (n - 2)
+                keys[i, slot0 + k1] = H._finish(H._splitmix(
+                    H._splitmix(np.uint64(tids[k1])) ^ np.uint64(bn + 1)))
+                k2 = k1 + 1
+                keys[i + n - 1, slot0 + k2] = H._finish(H._splitmix(
+                    H._splitmix(np.uint64(tids[k2])) ^ np.uint64(bn + 1)))
