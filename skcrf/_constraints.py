@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import _tag_schemes as schemes
-from ._sequences import boundary_masks, sequence_of
+from ._arrays import boundary_masks, sequence_of
 
 __all__ = ["allowed_transitions", "repair_tags", "constraint_masks",
            "check_labels_allowed", "START", "END"]

@@ -240,6 +240,12 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         -------
         self
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight=None, held_out=None, scoring=None):
+        """``fit``, optionally scoring given held-out data ``(X_dev, y_dev)``
+        after every iteration without stopping on it (the command line's
+        ``--dev``): its scores go to ``validation_scores_``."""
         seqs = check_sequences(X)
         if len(seqs) == 0:
             raise ValueError("X is empty: need at least one sequence to fit.")
@@ -247,8 +253,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             raise ValueError("Every training sequence is empty: nothing to learn from.")
         flat = check_labels(y, seqs.lengths)
         weights = check_sample_weight(sample_weight, len(seqs))
-        held_out = None
-        if self.early_stopping:
+        report_only = held_out is not None
+        if report_only:
+            X_dev = check_sequences(held_out[0], n_features=seqs.n_features, what="X_dev")
+            held_out = (X_dev, check_labels(held_out[1], X_dev.lengths, what="y_dev"))
+        elif self.early_stopping:
             train, val = split_validation(len(seqs), self.validation_fraction,
                                           self.random_state)
             token = np.arange(seqs.n_tokens)
@@ -283,8 +292,10 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         theta0 = self._initial_parameters(layout, classes, F)
         monitor = None
         if held_out is not None:
-            monitor = HeldOutMonitor(clone(self), *held_out, classes, layout,
-                                     self.scoring, self.n_iter_no_change, n_threads)
+            monitor = HeldOutMonitor(
+                clone(self), *held_out, classes, layout,
+                scoring if report_only else self.scoring,
+                self.max_iter + 1 if report_only else self.n_iter_no_change, n_threads)
         common = dict(max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
                       monitor=monitor, **options)
         if penalty.c1 > 0:
@@ -292,7 +303,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         else:
             result = minimize_lbfgs(objective, theta0, **common)
         theta, objective_value, best = result.x, result.fun, result.n_iter
-        if monitor is not None and monitor.best_theta is not None:
+        if monitor is not None and monitor.best_theta is not None and not report_only:
             theta, objective_value = monitor.best_theta, monitor.best_objective
             best = monitor.best_iteration
         W, A, start, end = layout.unpack(theta)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from . import _feature_hashing as H
-from ._templates import Template, _template_id
+from ._templates import Template, _template_id, register_template
 from ._units import ABSENT, register_source, stable_id
 
 __all__ = ["CWS_CLASSES", "DictionaryMatches", "AccessorVariety", "cws_class"]
@@ -113,6 +113,7 @@ def _code_points(words):
     return cps, np.concatenate([[0], np.cumsum(lengths)])
 
 
+@register_template
 class DictionaryMatches(Template):
     """Dictionary matches at every position (character input).
 
@@ -131,6 +132,20 @@ class DictionaryMatches(Template):
     """
 
     _PARTS = ("begin", "end", "mid")
+    type_name = "dictionary"
+
+    def to_state(self):
+        return ({"type": self.type_name, "max_len": self.max_len, "folds": self.folds,
+                 "n_words": self.n_words, "digest": str(self._digest)},
+                {"table": self.table})
+
+    @classmethod
+    def from_state(cls, state, arrays):
+        obj = cls.__new__(cls)
+        obj.max_len, obj.folds = int(state["max_len"]), int(state["folds"])
+        obj.n_slots, obj.n_words = 3 * obj.max_len, int(state["n_words"])
+        obj.table, obj._digest = arrays["table"], int(state["digest"])
+        return obj
 
     def __init__(self, words, max_len, folds=1):
         bad = [w for w in words if not isinstance(w, str)]
@@ -175,6 +190,7 @@ class DictionaryMatches(Template):
 
 
 # ----------------------------------------------------------- accessor variety
+@register_template
 class AccessorVariety(Template):
     """Binned accessor variety of the n-grams around each character.
 
@@ -196,6 +212,21 @@ class AccessorVariety(Template):
     max_n : int, default=5
     n_bins : int, default=8
     """
+
+    type_name = "accessor_variety"
+
+    def to_state(self):
+        return ({"type": self.type_name, "max_n": self.max_n, "n_bins": self.n_bins,
+                 "n_ngrams": self.n_ngrams, "digest": str(self._digest)},
+                {"table": self.table})
+
+    @classmethod
+    def from_state(cls, state, arrays):
+        obj = cls.__new__(cls)
+        obj.max_n, obj.n_bins = int(state["max_n"]), int(state["n_bins"])
+        obj.n_slots, obj.n_ngrams = 2 * (obj.max_n - 1), int(state["n_ngrams"])
+        obj.table, obj._digest = arrays["table"], int(state["digest"])
+        return obj
 
     def __init__(self, sequences, texts=(), max_n=5, n_bins=8):
         self.max_n = int(max_n)

@@ -289,28 +289,49 @@ def _scan(X, vocab):
                             repeat(_MISS)))
         except TypeError:                           # a list value: token by token
             return _scan_tokens(X, flat, lengths, ends, vocab)
+        misses = []
         pos = _find(cols, _MISS, base)
-        tok, tok_items, start = a - 1, None, 0
         while pos >= 0:
-            if tok < a or pos >= ends[tok]:
-                tok = bisect_right(ends, pos, lo=tok + 1)
-                tok_items = list(flat[tok].items())
-                start = ends[tok] - len(tok_items)
-            name, v = tok_items[pos - start]
-            if v.__class__ is str and name.__class__ is str:   # one-hot: inline
-                j = get((name, v))          # added earlier in this block?
+            misses.append(pos)
+            pos = _find(cols, _MISS, pos + 1)
+        if len(misses) * 20 > len(cols) - base:
+            # many misses (the first blocks of a fit): index the block's items
+            block_items = list(chain.from_iterable(map(items, flat[a:b])))
+            item_at = lambda p: block_items[p - base]  # noqa: E731
+        else:
+            item_at = _TokenItems(flat, ends, a).item
+        for pos in misses:
+            item = item_at(pos)
+            if item[1].__class__ is str and item[0].__class__ is str:   # one-hot
+                j = get(item)               # added earlier in this block?
                 if j is None:
-                    j = vocab.new((name, v)) if vocab.grow else vocab.drop((name, v))
+                    j = vocab.new(item) if vocab.grow else vocab.drop(item)
             else:
-                j, x = vocab.column(name, v, lambda: _where(lengths, tok))
+                j, x = vocab.column(*item, lambda: _where(lengths, bisect_right(ends, pos)))
                 if x != 1.0 and j != _DROP:
                     special_pos.append(pos)
                     special_val.append(x)
             cols[pos] = j
-            pos = _find(cols, _MISS, pos + 1)
         a, block = b, min(2 * block, 1 << 16)
     return _Scanned(lengths, ends, np.frombuffer(cols, dtype=np.int32), special_pos,
                     special_val, False)
+
+
+class _TokenItems:
+    """The item at an item position, materialising one token's items at a time
+    (positions must come in increasing order)."""
+
+    def __init__(self, flat, ends, first_token):
+        self.flat, self.ends = flat, ends
+        self.tok, self.items, self.start = first_token - 1, None, 0
+        self.first = first_token
+
+    def item(self, pos):
+        if self.tok < self.first or pos >= self.ends[self.tok]:
+            self.tok = bisect_right(self.ends, pos, lo=self.tok + 1)
+            self.items = list(self.flat[self.tok].items())
+            self.start = self.ends[self.tok] - len(self.items)
+        return self.items[pos - self.start]
 
 
 def _find(arr, value, start):

@@ -67,6 +67,20 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
     unlabeled_text : list of str, default=None
         More raw text for the accessor-variety statistics (e.g. the text to
         be segmented later).
+    template : str, default=None
+        CRF++ templates instead of the ones above: a path to a CRF++ template
+        file, or its text (``U01:%x[-1,0]/%x[0,1]`` lines; see
+        :func:`skcrf._crfpp.parse_template`). Features are then exactly what
+        CRF++ would expand, named as CRF++ names them; the template
+        parameters above (offsets, types, word shape, bias, ...) are not used.
+    char_classes : bool, default=False
+        Character input: word-segmentation classes of the characters at
+        ``char_type_offsets`` and of the three around each position together
+        (digits with Chinese numerals, date units 年月日, Latin letters,
+        punctuation, other), bigrams of normalised characters (full-width
+        folded, digits and Latin letters by class: ``２００７年`` and ``1998年``
+        share ``00年``), and reduplication (the character equals the next / the
+        one after).
     word_shape : bool or "auto", default="auto"
         Word features of the unit (first column): lowercase form, prefixes
         and suffixes of length 1-3, shape (``Xxxxx``, ``dd``, ``X.X.``) and
@@ -119,6 +133,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         "dictionary_folds": [Interval(Integral, 1, None, closed="left")],
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
         "unlabeled_text": [None, "array-like"],
+        "char_classes": ["boolean"],
+        "template": [None, str],
         "word_shape": ["boolean", StrOptions({"auto"})],
         "columns": [None, tuple, list],
         "bias": ["boolean"],
@@ -136,6 +152,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         dictionary_folds=10,
         accessor_variety=None,
         unlabeled_text=None,
+        char_classes=False,
+        template=None,
         word_shape="auto",
         columns=None,
         bias=True,
@@ -149,6 +167,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self.dictionary_folds = dictionary_folds
         self.accessor_variety = accessor_variety
         self.unlabeled_text = unlabeled_text
+        self.char_classes = char_classes
+        self.template = template
         self.word_shape = word_shape
         self.columns = columns
         self.bias = bias
@@ -238,6 +258,10 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
     # ------------------------------------------------------ templates
     def _make_templates(self, units):
         """The templates that the parameters describe, checked against ``units``."""
+        if self.template is not None:
+            from ._crfpp import parse_template
+
+            return TemplateSet(parse_template(self.template, n_columns=units.n_columns))
         shape = self.word_shape
         if shape == "auto":
             shape = units.kind == "tokens"
@@ -275,6 +299,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         if shape:
             tpls += [Window([(("attr", a), 0)], [f"{a}=", 0]) for a in WORD_ATTRS]
             tpls += [Window([(("flag", f), 0)], [f]) for f in WORD_FLAGS]
+        if self.char_classes:
+            tpls += _class_templates(units, type_offsets)
         if self.dictionary is not None:
             tpls.append(DictionaryMatches(list(self.dictionary), self.dictionary_max_len,
                                           folds=self.dictionary_folds))
@@ -302,3 +328,18 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         tags.input_tags.string = True
         tags.requires_fit = True
         return tags
+
+
+def _class_templates(units, type_offsets):
+    """The ``char_classes`` templates (character input)."""
+    if units.kind != "chars":
+        raise ValueError("char_classes needs character input (each sequence a str).")
+    cls, norm = ("class",), ("norm",)
+    out = [Window([(cls, o)], [f"K[{o}]=", 0]) for o in type_offsets]
+    out.append(Window([(cls, -1), (cls, 0), (cls, 1)], ["K[-1]K[0]K[1]=", 0, "", 1, "", 2]))
+    out += [Window([(norm, a), (norm, b)], [f"N[{a}]N[{b}]=", 0, "", 1])
+            for a, b in ((-1, 0), (0, 1))]
+    out += [Window([(("same", 1), 0)], ["C[0]=C[1]"]),
+            Window([(("same", 2), 0)], ["C[0]=C[2]"]),
+            Window([(("same", 1), -1)], ["C[-1]=C[0]"])]
+    return out

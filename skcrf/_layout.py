@@ -12,7 +12,7 @@ empirical feature counts of a shard in the layout's order.
 import numpy as np
 
 from . import _kernels as K
-from ._sequences import boundary_masks
+from ._arrays import boundary_masks
 
 __all__ = ["PairCounts", "count_pairs", "ParameterLayout", "build_layout"]
 

@@ -235,6 +235,13 @@ def minimize_owlqn(fun, theta0, *, c1, max_iter, tol, period=10, max_fun=None, m
     Same stopping rules, records and warnings as :func:`minimize_lbfgs`
     (``epsilon`` tests the pseudo-gradient).
     """
+    with threadpool_limits(limits=1, user_api="blas"):   # see minimize_lbfgs
+        return _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon,
+                      verbose, monitor, max_linesearch, stacklevel + 1)
+
+
+def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose, monitor,
+           max_linesearch, stacklevel):
     max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
     x = np.array(theta0, dtype=np.float64, copy=True)
     n = x.size

@@ -19,10 +19,28 @@ names features. A new kind of template is a new subclass of
 import numpy as np
 
 from . import _feature_hashing as H
-from ._sequences import sequence_of
+from ._arrays import sequence_of
 from ._units import ABSENT, MAX_OFFSET, padding_of, stable_id
 
-__all__ = ["Template", "Window", "TemplateSet", "check_offset"]
+__all__ = ["Template", "Window", "TemplateSet", "check_offset", "register_template",
+           "template_from_state"]
+
+# template type name -> class, for model files (see to_state / from_state)
+_TEMPLATE_TYPES = {}
+
+
+def register_template(cls):
+    """Class decorator: make a template type loadable from a model file."""
+    _TEMPLATE_TYPES[cls.type_name] = cls
+    return cls
+
+
+def template_from_state(state, arrays):
+    """A template from what its ``to_state`` returned."""
+    cls = _TEMPLATE_TYPES.get(state.get("type"))
+    if cls is None:
+        raise ValueError(f"unknown template type {state.get('type')!r} in the model file.")
+    return cls.from_state(state, arrays)
 
 
 def check_offset(offset, what):
@@ -51,6 +69,16 @@ class Template:
 
     n_slots = 1
     parts = ()
+    type_name = None
+
+    def to_state(self):
+        """``(json_dict, arrays)`` that :meth:`from_state` rebuilds the template
+        from (model files: plain JSON and arrays, no pickle)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_state(cls, state, arrays):
+        raise NotImplementedError
 
     def feature_values(self, units, rows, subs):
         """For a template without ``parts`` whose features carry a value (a bin,
@@ -93,6 +121,7 @@ def _default_padding(source_key, side, d):
     return f"<s-{d}>" if side < 0 else f"</s+{d}>"
 
 
+@register_template
 class Window(Template):
     """Units read at several offsets combined into one feature.
 
@@ -112,12 +141,29 @@ class Window(Template):
         the parts and pieces.
     """
 
+    type_name = "window"
+
     def __init__(self, parts, pieces, padding=None, key=None):
         self.parts = tuple((tuple(src), check_offset(off, "template offset"))
                            for src, off in parts)
         self.pieces = tuple(pieces)
         self.padding = padding
         self.key = key
+
+    def to_state(self):
+        padding = None if self.padding is None else self.padding.__name__
+        return ({"type": self.type_name, "parts": [[list(s), o] for s, o in self.parts],
+                 "pieces": list(self.pieces), "key": self.key, "padding": padding}, {})
+
+    @classmethod
+    def from_state(cls, state, arrays):
+        padding = None
+        if state.get("padding"):
+            from . import _crfpp
+
+            padding = getattr(_crfpp, state["padding"])
+        return cls([(tuple(s), o) for s, o in state["parts"]], state["pieces"],
+                   padding=padding, key=state.get("key"))
 
     def description(self):
         if self.key is not None:

@@ -2,7 +2,7 @@
 
 from . import _tag_schemes as schemes
 
-__all__ = ["words_to_tags", "tags_to_words", "read_segmented", "SCHEMES"]
+__all__ = ["words_to_tags", "tags_to_words", "merge_runs", "read_segmented", "SCHEMES"]
 
 #: tag sets for segmentation, see :func:`words_to_tags`
 SCHEMES = ("BMES", "BB2B3MES", "BI")
@@ -62,6 +62,32 @@ def tags_to_words(chars, tags):
             words.append(chars[start:t])
             start = t
     return [w for w in words if w]
+
+
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
+
+
+def _latin(ch):
+    return ("a" <= ch <= "z") or ("A" <= ch <= "Z") or ("ａ" <= ch <= "ｚ") \
+        or ("Ａ" <= ch <= "Ｚ")
+
+
+def merge_runs(words):
+    """Join words split inside a run of digits or of Latin letters.
+
+    >>> merge_runs(["20", "08", "年", "i", "Phone"])
+    ['2008', '年', 'iPhone']
+    """
+    if len(words) < 2:
+        return list(words)
+    merged = [words[0]]
+    for w in words[1:]:
+        a, b = merged[-1][-1], w[0]
+        if (a in _DIGITS and b in _DIGITS) or (_latin(a) and _latin(b)):
+            merged[-1] += w
+        else:
+            merged.append(w)
+    return merged
 
 
 def read_segmented(path, encoding="utf-8"):

@@ -1,0 +1,103 @@
+"""Tuning the word-segmentation features on a split of the SXU *training* data.
+
+The SXU test set is never read here: the last ``--dev-fraction`` of the
+training sentences are held out as a development set, and every candidate
+setting is trained on the rest and scored on them (word F1, OOV recall
+against the vocabulary of the training part). What wins here becomes
+``WordSegmenter``'s defaults; ``bench_cws.py`` then measures those, once, on
+the test set.
+
+    python benchmarks/cws_tuning.py --data ../shared/data/sighan2008_sxu [--only NAME ...]
+"""
+
+import argparse
+import os
+import time
+from collections import Counter
+from datetime import date
+
+from _common import DEFAULT_DATA, machine
+
+from skcrf import LinearChainCRF, SequenceFeaturizer
+from skcrf._templates import Window
+from skcrf.metrics import segmentation_scores
+from skcrf.segmentation import read_segmented, tags_to_words, words_to_tags
+
+
+class Featurizer(SequenceFeaturizer):
+    """SequenceFeaturizer with extra templates for the experiments."""
+
+    def __init__(self, *, extra=(), **kw):
+        super().__init__(**kw)
+        self.extra = extra
+
+    def _make_templates(self, units):
+        ts = super()._make_templates(units)
+        extra = []
+        if "tri" in self.extra:
+            extra.append(Window([(("col", 0), -1), (("col", 0), 0), (("col", 0), 1)],
+                                ["C[-1]C[0]C[1]=", 0, "", 1, "", 2]))
+        from skcrf._templates import TemplateSet
+
+        return TemplateSet(ts.templates + extra)
+
+
+CONFIGS = {
+    # name: (tag scheme, c2, featurizer kwargs, dictionary min count or None)
+    "base4": ("BMES", 1.0, {}, None),
+    "base6": ("BB2B3MES", 1.0, {}, None),
+    "base6_c03": ("BB2B3MES", 0.3, {}, None),
+    "base6_c3": ("BB2B3MES", 3.0, {}, None),
+    "dict_all_nojack": ("BB2B3MES", 1.0, {"dictionary_folds": 1}, 1),
+    "dict_all_jack": ("BB2B3MES", 1.0, {}, 1),
+    "av5": ("BB2B3MES", 1.0, {"accessor_variety": 5}, None),
+    "dict_av5": ("BB2B3MES", 1.0, {"accessor_variety": 5}, 1),
+    "dict_av5_cls": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True}, 1),
+    "dict_av5_cls_tri": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True,
+                                            "extra": ("tri",)}, 1),
+}
+
+
+def run(name, train, dev, n_jobs):
+    scheme, c2, kw, dict_min = CONFIGS[name]
+    kw = dict(kw)
+    if dict_min is not None:
+        counts = Counter(w for s in train for w in s)
+        kw["dictionary"] = {w for w, c in counts.items() if c >= dict_min}
+    X = ["".join(s) for s in train]
+    y = [words_to_tags(s, scheme) for s in train]
+    Xd = ["".join(s) for s in dev]
+    t = time.perf_counter()
+    f = Featurizer(**kw)
+    S = f.fit_transform(X)
+    Sd = f.transform(Xd)
+    t_feat = time.perf_counter() - t
+    t = time.perf_counter()
+    crf = LinearChainCRF(c2=c2, constraints=scheme, n_jobs=n_jobs).fit(S, y)
+    t_fit = time.perf_counter() - t
+    pred = [tags_to_words(x, p) for x, p in zip(Xd, crf.predict(Sd))]
+    sc = segmentation_scores(dev, pred, train_words={w for s in train for w in s})
+    print(f"| {name} | {sc['f1']:.4f} | {sc['oov_recall']:.4f} | {sc['iv_recall']:.4f} | "
+          f"{S.n_features:,} | {t_feat:.1f} | {t_fit:.0f} | {crf.n_iter_} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "sighan2008_sxu"))
+    ap.add_argument("--dev-fraction", type=float, default=0.1)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--n-jobs", type=int, default=-1)
+    args = ap.parse_args()
+    sents = read_segmented(os.path.join(args.data, "train.txt"))
+    n_dev = int(len(sents) * args.dev_fraction)
+    train, dev = sents[:-n_dev], sents[-n_dev:]
+    print(f"# SXU tuning on the training data only ({len(train)} train / {len(dev)} dev "
+          f"sentences) — {date.today()} — {machine()}")
+    print("| setting | dev word F1 | OOV recall | IV recall | features | featurise s | "
+          "fit s | iterations |\n|---|---|---|---|---|---|---|---|", flush=True)
+    for name in args.only or CONFIGS:
+        run(name, train, dev, args.n_jobs)
+
+
+if __name__ == "__main__":
+    main()
