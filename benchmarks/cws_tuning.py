@@ -27,13 +27,18 @@ from skcrf.segmentation import read_segmented, tags_to_words, words_to_tags
 class Featurizer(SequenceFeaturizer):
     """SequenceFeaturizer with extra templates for the experiments."""
 
-    def __init__(self, *, extra=(), **kw):
+    def __init__(self, *, extra=(), words=None, **kw):
         super().__init__(**kw)
         self.extra = extra
+        self.words = words
 
     def _make_templates(self, units):
         ts = super()._make_templates(units)
         extra = []
+        if self.words is not None:
+            from skcrf._cws_features import DictionaryWords
+
+            extra.append(DictionaryWords(self.words, folds=self.dictionary_folds))
         if "tri" in self.extra:
             extra.append(Window([(("col", 0), -1), (("col", 0), 0), (("col", 0), 1)],
                                 ["C[-1]C[0]C[1]=", 0, "", 1, "", 2]))
@@ -55,15 +60,36 @@ CONFIGS = {
     "dict_av5_cls": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True}, 1),
     "dict_av5_cls_tri": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True,
                                             "extra": ("tri",)}, 1),
+    # lexicalised dictionary words (jackknifed), without / with the length flags
+    "words_jack": ("BB2B3MES", 0.3, {"words": True}, None),
+    "words_nojack": ("BB2B3MES", 0.3, {"words": True, "dictionary_folds": 1}, None),
+    "words_flags_jack": ("BB2B3MES", 0.3, {"words": True}, 1),
+    "words_cls": ("BB2B3MES", 0.3, {"words": True, "char_classes": True}, None),
+    "base6_c01": ("BB2B3MES", 0.1, {}, None),
+    # combinations (c2 = 0.3, character classes)
+    "cls_words_dict": ("BB2B3MES", 0.3, {"char_classes": True, "words": True}, 1),
+    "cls_words_dict3": ("BB2B3MES", 0.3, {"char_classes": True, "words": True,
+                                          "dictionary_folds": 3}, 1),
+    "cls_words_dict2": ("BB2B3MES", 0.3, {"char_classes": True, "words": True,
+                                          "dictionary_folds": 2}, 1),
+    "cls_words_av": ("BB2B3MES", 0.3, {"char_classes": True, "words": True,
+                                       "accessor_variety": 5}, None),
+    "cls_words_av_unl": ("BB2B3MES", 0.3, {"char_classes": True, "words": True,
+                                           "accessor_variety": 5, "unlabeled": True}, None),
+    "cls_c03": ("BB2B3MES", 0.3, {"char_classes": True}, None),
 }
 
 
 def run(name, train, dev, n_jobs):
     scheme, c2, kw, dict_min = CONFIGS[name]
     kw = dict(kw)
+    counts = Counter(w for s in train for w in s)
     if dict_min is not None:
-        counts = Counter(w for s in train for w in s)
         kw["dictionary"] = {w for w, c in counts.items() if c >= dict_min}
+    if kw.pop("words", False):
+        kw["words"] = set(counts)
+    if kw.pop("unlabeled", False):    # the dev text, as the closed track allows
+        kw["unlabeled_text"] = ["".join(s) for s in dev]
     X = ["".join(s) for s in train]
     y = [words_to_tags(s, scheme) for s in train]
     Xd = ["".join(s) for s in dev]

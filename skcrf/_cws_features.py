@@ -25,7 +25,8 @@ from . import _feature_hashing as H
 from ._templates import Template, _template_id, register_template
 from ._units import ABSENT, register_source, stable_id
 
-__all__ = ["CWS_CLASSES", "DictionaryMatches", "AccessorVariety", "cws_class"]
+__all__ = ["CWS_CLASSES", "DictionaryMatches", "DictionaryWords", "AccessorVariety",
+           "cws_class"]
 
 _JIT = dict(cache=True, nogil=True, fastmath=False)
 
@@ -269,31 +270,56 @@ def accessor_variety(cps, offsets, max_n):
     accessor variety ``min(distinct predecessors, distinct successors)``.
 
     Sequence starts and ends count as a new, distinct neighbour each time.
-    Computed by sorting, one n at a time (no Python loop over the text).
+    One compiled pass per n with two hash tables (n-gram -> counts, and the
+    set of (n-gram, neighbour) pairs seen): no sort, no Python loop.
     """
     all_keys, all_av = [], []
     for n in range(2, max_n + 1):
-        grams, left, right = _ngram_occurrences(cps, offsets, n)
-        if grams.size == 0:
+        n_occ = int(max(0, (np.diff(offsets) - n + 1).clip(0).sum()))
+        if n_occ == 0:
             continue
-        uniq, inv = np.unique(grams, return_inverse=True)
-        inv = inv.reshape(-1)
-        av = np.minimum(_distinct_per_group(inv, left, uniq.size),
-                        _distinct_per_group(inv, right, uniq.size))
-        all_keys.append(uniq)
-        all_av.append(av)
+        grams = H.new_table(n_occ, width=1)
+        lav = np.zeros(grams.shape[0], dtype=np.int64)
+        rav = np.zeros(grams.shape[0], dtype=np.int64)
+        pairs = H.new_table(2 * n_occ, width=1)
+        _av_counts(cps, offsets, n, grams, lav, rav, pairs)
+        used = np.flatnonzero(grams[:, 0])
+        all_keys.append(grams[used, 0])
+        all_av.append(np.minimum(lav[used], rav[used]))
     if not all_keys:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     return np.concatenate(all_keys), np.concatenate(all_av)
 
 
-def _distinct_per_group(group, value, n_groups):
-    """Number of distinct ``value`` per ``group``, each negative value (a
-    sequence boundary) counting as distinct."""
-    inner = value >= 0
-    pairs = np.unique(group[inner].astype(np.int64) << 24 | value[inner])
-    return (np.bincount(pairs >> 24, minlength=n_groups)
-            + np.bincount(group[~inner], minlength=n_groups))
+@njit(**_JIT)
+def _av_counts(cps, offsets, n, grams, lav, rav, pairs):
+    """Distinct left / right neighbours of every n-gram (sequence boundaries
+    count as distinct each time)."""
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        for i in range(a, b - n + 1):
+            g = _ngram_key(cps, i, n)
+            slot = H._probe(grams, g)
+            grams[slot, 0] = g
+            if i == a:
+                lav[slot] += 1
+            else:
+                pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + np.uint64(1)))
+                pk = pk if pk != np.uint64(0) else np.uint64(1)
+                j = H._probe(pairs, pk)
+                if pairs[j, 0] == np.uint64(0):
+                    pairs[j, 0] = pk
+                    lav[slot] += 1
+            if i + n == b:
+                rav[slot] += 1
+            else:
+                pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i + n]) + np.uint64(2)))
+                pk = pk ^ np.uint64(0x5555555555555555)
+                pk = pk if pk != np.uint64(0) else np.uint64(1)
+                j = H._probe(pairs, pk)
+                if pairs[j, 0] == np.uint64(0):
+                    pairs[j, 0] = pk
+                    rav[slot] += 1
 
 
 @njit(**_JIT)
@@ -304,27 +330,6 @@ def _ngram_key(cps, i, n):
         h = H._step(h, cps[p])
     h = h ^ np.uint64(n)
     return h if h != np.uint64(0) else np.uint64(1)
-
-
-@njit(**_JIT)
-def _ngram_occurrences(cps, offsets, n):
-    """Every occurrence of an n-gram inside a sequence: its key, its
-    predecessor and successor code points (-1 at a boundary)."""
-    total = 0
-    for s in range(offsets.size - 1):
-        total += max(0, offsets[s + 1] - offsets[s] - n + 1)
-    grams = np.empty(total, dtype=np.uint64)
-    left = np.empty(total, dtype=np.int64)
-    right = np.empty(total, dtype=np.int64)
-    k = 0
-    for s in range(offsets.size - 1):
-        a, b = offsets[s], offsets[s + 1]
-        for i in range(a, b - n + 1):
-            grams[k] = _ngram_key(cps, i, n)
-            left[k] = cps[i - 1] if i > a else -1
-            right[k] = cps[i + n] if i + n < b else -1
-            k += 1
-    return grams, left, right
 
 
 @njit(**_JIT)
@@ -367,3 +372,110 @@ def _av_keys(cps, offsets, table, max_n, n_bins, tids, keys, slot0):
                 k2 = k1 + 1
                 keys[i + n - 1, slot0 + k2] = H._finish(H._splitmix(
                     H._splitmix(np.uint64(tids[k2])) ^ np.uint64(bn + 1)))
+
+
+# ------------------------------------------------- lexicalised dictionary words
+@register_template
+class DictionaryWords(Template):
+    """Lexicalised dictionary words (pkuseg's word features): at each position,
+    the dictionary word of each length ``min_len .. max_len`` that ends there
+    and the one that starts there, as features of their own (``w_end2=上海``):
+    each word gets its own weights, so a word the model has not seen brings
+    no feature at all rather than a misleading "no dictionary match".
+
+    ``folds > 1`` jackknifes the training features as in
+    :class:`DictionaryMatches`.
+    """
+
+    type_name = "dictionary_words"
+
+    def __init__(self, words, min_len=2, max_len=6, folds=1):
+        bad = [w for w in words if not isinstance(w, str)]
+        if bad:
+            raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
+        words = sorted({w for w in words if w})
+        self.min_len, self.max_len, self.folds = int(min_len), int(max_len), int(folds)
+        self.n_slots = 2 * (self.max_len - self.min_len + 1)
+        self.n_words = len(words)
+        self.table = H.new_table(sum(len(w) for w in words), width=2)
+        if words:
+            H.hash_words(*_code_points(words), self.table)
+        self._digest = stable_id("\n".join(words))
+
+    def to_state(self):
+        return ({"type": self.type_name, "min_len": self.min_len, "max_len": self.max_len,
+                 "folds": self.folds, "n_words": self.n_words, "digest": str(self._digest)},
+                {"table": self.table})
+
+    @classmethod
+    def from_state(cls, state, arrays):
+        obj = cls.__new__(cls)
+        obj.min_len, obj.max_len = int(state["min_len"]), int(state["max_len"])
+        obj.folds, obj.n_words = int(state["folds"]), int(state["n_words"])
+        obj.n_slots = 2 * (obj.max_len - obj.min_len + 1)
+        obj.table, obj._digest = arrays["table"], int(state["digest"])
+        return obj
+
+    def description(self):
+        return f"dictionary_words|{self.min_len}|{self.max_len}|{self._digest:x}"
+
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+        _require_chars(units, "dictionary word")
+        fold = np.zeros(units.n_sequences, dtype=np.int64)
+        n_folds = self.folds if fitting and self.folds > 1 else 1
+        if n_folds > 1:
+            fold = np.arange(units.n_sequences, dtype=np.int64) % n_folds
+        hits = np.zeros((self.n_words + 1, n_folds), dtype=np.int64)
+        if n_folds > 1:
+            H.count_dictionary_matches(units.ids[0], units.offsets, fold, self.table, hits)
+        tids = np.array([_template_id(f"{self.description()}|{k}")
+                         for k in range(self.n_slots)], dtype=np.int64)
+        _word_keys(units.ids[0], units.offsets, fold, hits, self.table, self.min_len,
+                   self.max_len, tids, keys, slot0)
+
+    def feature_values(self, units, rows, subs):
+        cps = units.ids[0]
+        out = []
+        for r, sub in zip(rows.tolist(), subs.tolist()):
+            n, end = divmod(sub, 2)
+            n += self.min_len
+            start = r - (n - 1) if end else r
+            out.append("".join(chr(c) for c in cps[start:start + n]))
+        return out
+
+    def name(self, sub, values):
+        n, end = divmod(sub, 2)
+        return f"w_{'end' if end else 'begin'}{n + self.min_len}={values[0]}"
+
+
+@njit(**_JIT)
+def _word_keys(cps, offsets, fold, hits, table, min_len, max_len, tids, keys, slot0):
+    """Keys of the dictionary words of length min_len..max_len starting at each
+    position (slot 2 (l - min_len)) and ending at it (slot 2 (l - min_len) + 1)."""
+    n_folds = hits.shape[1]
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        f = fold[s]
+        for i in range(a, b):
+            h = np.uint64(0x12345)
+            for k in range(1, min(max_len, b - i) + 1):
+                h = H._step(h, cps[i + k - 1])
+                hk = h if h != np.uint64(0) else np.uint64(1)
+                j = H._probe(table, hk)
+                if table[j, 0] != hk:
+                    break               # no dictionary word starts with this text
+                w = table[j, 1]
+                if k < min_len or w == np.uint64(0):
+                    continue
+                if n_folds > 1:
+                    elsewhere = 0
+                    for g in range(n_folds):
+                        if g != f:
+                            elsewhere += hits[w, g]
+                    if elsewhere == 0:
+                        continue
+                slot = 2 * (k - min_len)
+                keys[i, slot0 + slot] = H._finish(
+                    H._splitmix(H._splitmix(np.uint64(tids[slot])) ^ hk))
+                keys[i + k - 1, slot0 + slot + 1] = H._finish(
+                    H._splitmix(H._splitmix(np.uint64(tids[slot + 1])) ^ hk))

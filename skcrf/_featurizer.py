@@ -17,7 +17,7 @@ from . import _feature_hashing as H
 from ._persistence import VersionedPickleMixin
 from ._sequences import Sequences
 from ._sklearn_compat import Interval, StrOptions, _fit_context
-from ._cws_features import AccessorVariety, DictionaryMatches
+from ._cws_features import AccessorVariety, DictionaryMatches, DictionaryWords
 from ._templates import TemplateSet, Window, check_offset
 from ._units import WORD_ATTRS, WORD_FLAGS, char_type, read_units, word_shape
 
@@ -51,6 +51,11 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         for every match (not greedy maximum matching).
     dictionary_max_len : int, default=6
         Lengths from this one up share one feature (``dict_begin_len6``).
+    dictionary_words : bool, default=False
+        Also the dictionary words themselves as features (lexicalised, as
+        pkuseg does): at each position, the word of each length 2 to
+        ``dictionary_max_len`` that starts there and the one that ends there
+        (``w_begin2=上海``). Each word gets its own weights.
     dictionary_folds : int, default=10
         Jackknifed dictionary features while fitting: the training sequences
         are split into this many folds, and a sequence sees only dictionary
@@ -130,6 +135,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         "char_type_offsets": [tuple, list],
         "dictionary": [None, "array-like", set, frozenset, dict],
         "dictionary_max_len": [Interval(Integral, 1, None, closed="left")],
+        "dictionary_words": ["boolean"],
         "dictionary_folds": [Interval(Integral, 1, None, closed="left")],
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
         "unlabeled_text": [None, "array-like"],
@@ -149,6 +155,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         char_type_offsets=(-1, 0, 1),
         dictionary=None,
         dictionary_max_len=6,
+        dictionary_words=False,
         dictionary_folds=10,
         accessor_variety=None,
         unlabeled_text=None,
@@ -164,6 +171,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self.char_type_offsets = char_type_offsets
         self.dictionary = dictionary
         self.dictionary_max_len = dictionary_max_len
+        self.dictionary_words = dictionary_words
         self.dictionary_folds = dictionary_folds
         self.accessor_variety = accessor_variety
         self.unlabeled_text = unlabeled_text
@@ -302,8 +310,12 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         if self.char_classes:
             tpls += _class_templates(units, type_offsets)
         if self.dictionary is not None:
-            tpls.append(DictionaryMatches(list(self.dictionary), self.dictionary_max_len,
+            words = list(self.dictionary)
+            tpls.append(DictionaryMatches(words, self.dictionary_max_len,
                                           folds=self.dictionary_folds))
+            if self.dictionary_words:
+                tpls.append(DictionaryWords(words, max_len=max(2, self.dictionary_max_len),
+                                            folds=self.dictionary_folds))
         if self.accessor_variety is not None:
             tpls.append(self._accessor_variety(units))
         if self.bias:

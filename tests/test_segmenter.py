@@ -1,0 +1,119 @@
+"""WordSegmenter, the six-tag set, and the word-segmentation features."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, KFold
+
+from skcrf import LinearChainCRF, SequenceFeaturizer, WordSegmenter, allowed_transitions
+from skcrf.datasets import load_sample_cws
+from skcrf.metrics import segmentation_scores
+from skcrf.segmentation import merge_runs, tags_to_words, words_to_tags
+
+
+@pytest.fixture(scope="module")
+def sample():
+    sents = load_sample_cws()
+    return sents[:300], sents[300:360]
+
+
+@pytest.fixture(scope="module")
+def segmenter(sample):
+    train, _ = sample
+    return WordSegmenter(max_iter=60).fit(["".join(s) for s in train], train)
+
+
+def test_six_tags_round_trip_and_constraints():
+    words = ["上", "上海", "上海市", "中华人民", "中华人民共和国"]
+    tags = words_to_tags(words, "BB2B3MES")
+    assert tags == ["S", "B", "E", "B", "B2", "E", "B", "B2", "B3", "E",
+                    "B", "B2", "B3", "M", "M", "M", "E"]
+    assert tags_to_words("".join(words), tags) == words
+    pairs = set(allowed_transitions("BB2B3MES", ["B", "B2", "B3", "E", "M", "S"]))
+    assert ("B", "B2") in pairs and ("B", "E") in pairs and ("B", "B3") not in pairs
+    assert ("B2", "M") not in pairs and ("B3", "M") in pairs and ("M", "B2") not in pairs
+    assert ("<start>", "B") in pairs and ("<start>", "B2") not in pairs
+    assert ("E", "<end>") in pairs and ("M", "<end>") not in pairs
+    # every tag sequence of real words is allowed
+    ok = [(a, b) for a, b in zip(["<start>"] + tags, tags + ["<end>"])]
+    assert set(ok) <= pairs
+
+
+def test_fit_predict_score(sample, segmenter):
+    _, test = sample
+    X = ["".join(s) for s in test]
+    pred = segmenter.predict(X)
+    assert ["".join(p) for p in pred] == X
+    f1 = segmenter.score(X, test)
+    assert f1 == pytest.approx(segmentation_scores(test, pred)["f1"])
+    assert f1 > 0.75
+    assert segmenter.crf_.constraints == "BB2B3MES"
+    assert set(segmenter.crf_.classes_) == {"B", "B2", "B3", "E", "M", "S"}
+
+
+def test_pickle_and_search(sample, segmenter):
+    train, test = sample
+    X = ["".join(s) for s in test]
+    again = pickle.loads(pickle.dumps(segmenter))
+    assert again.predict(X) == segmenter.predict(X)
+    search = GridSearchCV(WordSegmenter(max_iter=20, accessor_variety=None),
+                          {"c2": [0.3, 3.0]}, cv=KFold(2)).fit(
+        ["".join(s) for s in train[:100]], train[:100])
+    assert search.best_params_["c2"] in (0.3, 3.0)
+
+
+def test_whitespace_empty_and_unusual_input(segmenter):
+    out = segmenter.predict(["", "上海 北京", "😀上海"])
+    assert out[0] == []
+    assert "".join(out[1]) == "上海北京" and all(" " not in w for w in out[1])
+    assert "".join(out[2]) == "😀上海"
+    # digit and Latin runs are never split
+    assert merge_runs(["20", "08", "年", "i", "Phone", "，"]) == ["2008", "年", "iPhone", "，"]
+    for words in segmenter.predict(["2008年他买了iPhone手机，花了3999元"]):
+        assert "2008" in "".join(w for w in words if "2008" in w)
+        assert any("iPhone" in w for w in words) and any("3999" in w for w in words)
+
+
+def test_bad_training_input_is_refused():
+    seg = WordSegmenter(max_iter=5)
+    with pytest.raises(ValueError, match=r"y\[0\] does not spell X\[0\]"):
+        seg.fit(["上海"], [["上", "山"]])
+    with pytest.raises(ValueError, match=r"X\[1\] has whitespace at position 1"):
+        seg.fit(["上海", "北 京"], [["上海"], ["北", "京"]])
+    with pytest.raises(ValueError, match=r"y\[0\]: words\[1\] is an empty word"):
+        seg.fit(["上海"], [["上海", ""]])
+    with pytest.raises(TypeError, match=r"X\[0\] is a list"):
+        seg.fit([["上海"]], [["上海"]])
+    with pytest.raises(ValueError, match="dictionary is empty"):
+        WordSegmenter(dictionary=[]).fit(["上海"], [["上海"]])
+    with pytest.raises(ValueError, match="y must be a list of 2 word lists"):
+        seg.fit(["上海", "北京"], [["上海"]])
+
+
+def test_dictionary_words_are_lexicalised_and_jackknifed():
+    from skcrf._cws_features import DictionaryWords
+    from skcrf._templates import TemplateSet
+    from skcrf._units import read_units
+
+    units = read_units(["上海市", "上海", "北京"])
+    ts = TemplateSet([DictionaryWords(["上海", "北京", "海市"], max_len=3, folds=3)])
+    fit_keys, keys = ts.keys(units, fitting=True), ts.keys(units)
+    # slots: begin2, end2, begin3, end3; 上海 starts at 0 and ends at 1
+    assert keys[0, 0] != 0 and keys[1, 1] != 0 and keys[1, 0] != 0   # 海市 begins at 1
+    assert keys[0, 0] == keys[3, 0]            # the same word, the same feature
+    # jackknifed (3 folds, one sentence each): 北京 and 海市 occur in one fold only
+    assert fit_keys[5, 0] == 0 and fit_keys[6, 1] == 0 and fit_keys[1, 0] == 0
+    assert fit_keys[0, 0] == keys[0, 0]        # 上海 occurs in two folds
+
+
+def test_user_dictionary_and_no_dictionary(sample):
+    train, test = sample
+    X = ["".join(s) for s in train[:150]]
+    external = WordSegmenter(dictionary=["上海", "北京", "中国"], max_iter=20).fit(X, train[:150])
+    none = WordSegmenter(dictionary=None, accessor_variety=None, char_classes=False,
+                         max_iter=20).fit(X, train[:150])
+    for seg in (external, none):
+        assert ["".join(p) for p in seg.predict(["".join(s) for s in test[:5]])] == \
+            ["".join(s) for s in test[:5]]
+    assert not any(n.startswith(("w_", "dict")) for n in none.featurizer_.get_feature_names_out())
