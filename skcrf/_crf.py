@@ -280,37 +280,60 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             check_labels_allowed(y_idx, seqs.offsets, classes, masks)
         arrays = seqs.kernel_arrays()
         counts = count_pairs(arrays, y_idx, weights, L, F)
-        options = self._optimizer_options()
-        layout = build_layout(counts, all_possible_states=self.all_possible_states,
-                              all_possible_transitions=self.all_possible_transitions,
-                              start_end=self.start_end_transitions, masks=masks,
-                              min_state_count=options.pop("min_state_count"))
+        layout = self._layout(counts, masks)
         n_threads = resolve_n_threads(self.n_jobs)
         loss = CRFLoss(arrays, y_idx, weights, layout, counts, n_threads=n_threads)
-        penalty = ElasticNet(self.c1, self.c2)
-        objective = Objective([loss], penalty)
-        theta0 = self._initial_parameters(layout, classes, F)
         monitor = None
         if held_out is not None:
             monitor = HeldOutMonitor(
                 clone(self), *held_out, classes, layout,
                 scoring if report_only else self.scoring,
                 self.max_iter + 1 if report_only else self.n_iter_no_change, n_threads)
+        return self._fit_terms([loss], layout, classes, monitor, keep_best=not report_only)
+
+    def _layout(self, counts, masks):
+        """The parameter layout of a fit from its (summed) pair counts."""
+        return build_layout(counts, all_possible_states=self.all_possible_states,
+                            all_possible_transitions=self.all_possible_transitions,
+                            start_end=self.start_end_transitions, masks=masks,
+                            min_state_count=self._optimizer_options()["min_state_count"])
+
+    def _fit_terms(self, terms, layout, classes, monitor=None, keep_best=True,
+                   callback=None):
+        """Minimise ``sum of data terms + penalty`` and set the fitted state.
+
+        ``terms`` evaluate the data term of their shard of the training data
+        (local :class:`CRFLoss` objects, or remote ones: see
+        :func:`skcrf.dask.fit_pipeline`); ``callback(record, theta)`` is called
+        after every iteration.
+        """
+        options = self._optimizer_options()
+        options.pop("min_state_count")
+        penalty = ElasticNet(self.c1, self.c2)
+        objective = Objective(terms, penalty)
+        theta0 = self._initial_parameters(layout, classes, layout.n_features)
+
+        def on_iteration(record, theta):
+            stop = bool(monitor(record, theta)) if monitor is not None else False
+            if callback is not None:
+                callback(record, theta)
+            return stop
+
         common = dict(max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-                      monitor=monitor, **options)
+                      monitor=on_iteration if monitor or callback else None, **options)
         if penalty.c1 > 0:
             result = minimize_owlqn(objective, theta0, c1=penalty.c1, **common)
         else:
             result = minimize_lbfgs(objective, theta0, **common)
         theta, objective_value, best = result.x, result.fun, result.n_iter
-        if monitor is not None and monitor.best_theta is not None and not report_only:
+        if monitor is not None and monitor.best_theta is not None and keep_best:
             theta, objective_value = monitor.best_theta, monitor.best_objective
             best = monitor.best_iteration
         W, A, start, end = layout.unpack(theta)
         # set fitted state only now, all at once: an interrupted fit leaves
         # the previous state untouched
         self.classes_ = classes
-        self.n_features_in_ = F
+        self.n_features_in_ = layout.n_features
         self.coef_ = W.T  # feature-major storage; coef_ is its (n_classes, n_features) view
         self.transition_coef_ = A
         self.start_coef_ = start

@@ -9,6 +9,7 @@ sequences ``bounds[c]:bounds[c + 1]``, plus a three-line ``prange`` driver
 :func:`numba_threads` scope otherwise.
 """
 
+import sys
 from contextlib import contextmanager
 
 import numba
@@ -23,12 +24,32 @@ def resolve_n_threads(n_jobs):
     Never more than Numba's pool (``NUMBA_NUM_THREADS``), which joblib caps
     at ``cores // n_workers`` inside the workers of a parallel search: so a
     CRF with ``n_jobs=-1`` inside ``GridSearchCV(n_jobs=k)`` does not
-    oversubscribe the cores.
+    oversubscribe the cores. Inside a Dask worker, never more than the
+    worker's threads.
     """
     from joblib import effective_n_jobs
 
     n = effective_n_jobs(n_jobs) if n_jobs is not None else 1
+    cap = _dask_worker_threads()
+    if cap is not None:
+        n = min(n, cap)
     return max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
+
+
+def _dask_worker_threads():
+    """The thread count of the Dask worker running this task, or None.
+
+    A task on a worker with k threads may use k kernel threads at most, so a
+    search under ``joblib.parallel_config(backend="dask")`` does not
+    oversubscribe the worker's cores."""
+    if "distributed" not in sys.modules:
+        return None
+    try:
+        from distributed import get_worker
+
+        return int(get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):
+        return None
 
 
 @contextmanager
