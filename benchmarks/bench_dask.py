@@ -110,7 +110,8 @@ def measure_corpus(client, name, data, n_partitions, max_iter):
     pairs = bag.compute()
     X, y = [p[0] for p in pairs], [p[1] for p in pairs]
     n_tokens = sum(len(s) for s in y)
-    pipe = make_pipeline(SequenceFeaturizer(), LinearChainCRF(c2=1.0, max_iter=max_iter))
+    pipe = make_pipeline(SequenceFeaturizer(),
+                         LinearChainCRF(c2=1.0, max_iter=max_iter, n_jobs=-1))
 
     # distributed fit (max_iter iterations)
     before = sum(client.run(_outgoing).values())
@@ -189,12 +190,17 @@ def first_task(cache_dir):
 
 
 def main():
+    import warnings
+
+    warnings.simplefilter("ignore")      # ConvergenceWarning: the fits stop at --max-iter
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "sighan2008_sxu"))
     ap.add_argument("--max-iter", type=int, default=30)
     ap.add_argument("--only", nargs="*", default=["sxu", "synthetic"])
     args = ap.parse_args()
     from distributed import Client, LocalCluster
+
+    from skcrf.dask import warm_up
 
     print(f"# skcrf.dask on a LocalCluster of {N_WORKERS} worker processes x 1 thread — "
           f"{date.today()} — {machine()}", flush=True)
@@ -203,7 +209,7 @@ def main():
     with LocalCluster(n_workers=N_WORKERS, threads_per_worker=1, processes=True,
                       dashboard_address=None, silence_logs=40) as cluster, \
             Client(cluster) as client:
-        client.run(_tiny_fit)
+        warm_up(client)
         for name in args.only:
             r = measure_corpus(client, name, args.data, 2 * N_WORKERS, args.max_iter)
             rows.append(r)

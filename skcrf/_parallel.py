@@ -29,10 +29,15 @@ def resolve_n_threads(n_jobs):
     """
     from joblib import effective_n_jobs
 
-    n = effective_n_jobs(n_jobs) if n_jobs is not None else 1
     cap = _dask_worker_threads()
-    if cap is not None:
-        n = min(n, cap)
+    if n_jobs is None:
+        n = 1
+    elif cap is not None:
+        # a Dask worker: -1 is all of the worker's threads (joblib would see
+        # a daemon process and say 1, with a warning)
+        n = max(1, cap + 1 + n_jobs) if n_jobs < 0 else min(n_jobs, cap)
+    else:
+        n = effective_n_jobs(n_jobs)
     return max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
 
 

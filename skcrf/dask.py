@@ -26,12 +26,13 @@ goes on to the same optimum. If that is impossible the fit stops with the
 error, and the pipeline is left as it was.
 
 :func:`predict_bag` labels a bag of sequences with a fitted pipeline,
-partition by partition.
+partition by partition. :func:`warm_up` loads (or compiles) the kernels on
+every worker before the first real task.
 """
 
 import numpy as np
 
-__all__ = ["fit_pipeline", "predict_bag"]
+__all__ = ["fit_pipeline", "predict_bag", "warm_up"]
 
 
 def _client(client):
@@ -393,3 +394,33 @@ def predict_bag(pipeline, bag):
         return pipeline.predict(X)
 
     return bag.map_partitions(predict_partition)
+
+
+def _tiny_fit():
+    import time
+
+    t = time.perf_counter()
+    from ._crf import LinearChainCRF
+
+    X = [np.eye(3), np.eye(3)[:2]]
+    y = [["a", "b", "a"], ["b", "a"]]
+    LinearChainCRF(max_iter=3).fit(X, y).predict(X)
+    LinearChainCRF(max_iter=3, n_jobs=2).fit(X, y).predict_marginals(X)
+    return time.perf_counter() - t
+
+
+def warm_up(client=None):
+    """Import skcrf and load its compiled kernels on every worker.
+
+    Numba caches the compiled kernels on disk (``NUMBA_CACHE_DIR``); a fresh
+    worker process still pays the import and the cache load on its first
+    task, and the compilation too when its cache is empty. Call this once
+    after the workers start (and point them at a shared cache directory that
+    was filled once) so that the first fit of a search does not pay it.
+
+    Returns
+    -------
+    seconds : dict
+        Worker address -> seconds the warm-up took there.
+    """
+    return _client(client).run(_tiny_fit)

@@ -16,7 +16,7 @@ dask = pytest.importorskip("dask", reason="dask[distributed] comes with the [tes
 distributed = pytest.importorskip("distributed")
 import dask.bag as db  # noqa: E402
 
-from skcrf.dask import fit_pipeline, predict_bag  # noqa: E402
+from skcrf.dask import fit_pipeline, predict_bag, warm_up  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,8 @@ def test_same_optimum_as_a_local_fit(client, cws, n_partitions):
     assert pipe[-1].dask_evaluations_ >= pipe[-1].n_iter_
 
 
-def test_dict_vectorizer_pipeline_on_a_synthetic_corpus(client):
+@pytest.mark.parametrize("n_partitions", [1, 2, 3])
+def test_dict_vectorizer_pipeline_on_a_synthetic_corpus(client, n_partitions):
     rng = np.random.default_rng(0)
     words = [f"w{k}" for k in range(60)]
     data = []
@@ -65,7 +66,7 @@ def test_dict_vectorizer_pipeline_on_a_synthetic_corpus(client):
         data.append((feats, ["A" if int(w[1:]) < 20 else "B" for w in seq]))
     pipe = make_pipeline(SequenceDictVectorizer(), LinearChainCRF(c2=0.3, tol=1e-7))
     local = clone(pipe).fit([x for x, _ in data], [y for _, y in data])
-    fit_pipeline(pipe, db.from_sequence(data, npartitions=3), client=client)
+    fit_pipeline(pipe, db.from_sequence(data, npartitions=n_partitions), client=client)
     assert pipe[-1].objective_ == pytest.approx(local[-1].objective_, rel=1e-6)
     assert pipe.predict([x for x, _ in data[:20]]) == local.predict([x for x, _ in data[:20]])
     # prediction on a bag, partition by partition on the workers
@@ -125,3 +126,9 @@ def test_search_under_the_dask_joblib_backend_caps_threads(client, cws):
         search.fit(X[:120], y[:120])
     assert set(search.cv_results_["param_linearchaincrf__c2"]) == {0.3, 3.0}
     assert np.all(search.cv_results_["mean_test_score"] > 0.5)
+
+
+def test_warm_up_runs_on_every_worker(client):
+    took = warm_up(client)
+    assert set(took) == set(client.scheduler_info()["workers"])
+    assert all(t > 0 for t in took.values())
