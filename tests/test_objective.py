@@ -18,10 +18,11 @@ def _objective(seqs, flat, layout, c2, weights, n_threads=1):
     return Objective([loss], ElasticNet(0.0, c2)), loss
 
 
-def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1):
+def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1, state_pos=None):
     seqs = Sequences.from_list(X, n_features=X[0].shape[1])
     F = seqs.n_features
-    layout = ParameterLayout(F, L, np.arange(F * L), np.arange(L * L), start_end)
+    state_pos = np.arange(F * L) if state_pos is None else state_pos
+    layout = ParameterLayout(F, L, state_pos, np.arange(L * L), start_end)
     flat = np.concatenate(y).astype(np.int32) if y else np.zeros(0, np.int32)
     w = np.ones(len(X)) if weights is None else weights
     obj, loss = _objective(seqs, flat, layout, c2, w, n_threads)
@@ -31,14 +32,29 @@ def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1):
 @pytest.mark.parametrize("start_end", [True, False])
 @pytest.mark.parametrize("float_values", [True, False])
 @pytest.mark.parametrize("seed", range(4))
-def test_log_z_likelihood_and_expected_counts_match_enumeration(start_end, float_values, seed):
+@pytest.mark.parametrize("pairs", ["all", "some"])
+def test_log_z_likelihood_and_expected_counts_match_enumeration(start_end, float_values, seed,
+                                                                pairs):
     rng = np.random.default_rng(seed)
-    L = 3
+    L = 3 if pairs == "all" else 5
     X, y, W, A, start, end = random_problem(rng, n_seq=5, max_len=5, n_labels=L,
-                                            float_values=float_values)
+                                            n_features=6, float_values=float_values)
     if not start_end:
         start, end = np.zeros(L), np.zeros(L)
-    obj, layout, loss = _setup(X, y, L, start_end)
+    state_pos = None
+    if pairs == "some":
+        # features with every label as a parameter, with some, with one, with
+        # none: the weights of the other pairs are no parameter and stay 0
+        F = X[0].shape[1]
+        keep = rng.random((F, L)) < 0.4
+        keep[0] = True
+        keep[1] = [True, False, True, False, True]
+        keep[2] = [False, False, False, True, False]
+        keep[3] = [True, False, False, False, False]
+        keep[-1] = False
+        state_pos = np.flatnonzero(keep.reshape(-1))
+        W = np.where(keep, W, 0.0)
+    obj, layout, loss = _setup(X, y, L, start_end, state_pos=state_pos)
     theta = layout.pack(W, A, start, end)
     f, g = obj(theta)
 
