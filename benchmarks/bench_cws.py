@@ -17,7 +17,6 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter
 from datetime import date
 
 from _common import DEFAULT_DATA, machine, run_json_child

@@ -2,11 +2,10 @@
 
 import pickle
 
-import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV, KFold
 
-from skcrf import LinearChainCRF, SequenceFeaturizer, WordSegmenter, allowed_transitions
+from skcrf import WordSegmenter, allowed_transitions
 from skcrf.datasets import load_sample_cws
 from skcrf.metrics import segmentation_scores
 from skcrf.segmentation import merge_runs, tags_to_words, words_to_tags
