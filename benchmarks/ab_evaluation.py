@@ -1,0 +1,91 @@
+"""Time one objective evaluation (loss + gradient) of two checkouts of skcrf
+on the same problems, alternating, each in its own process: an A/B test of a
+kernel change.
+
+    python benchmarks/ab_evaluation.py /path/to/checkout_A /path/to/checkout_B \
+        --data ../shared/data/conll2002
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def child(problem, threads, data):
+    import time
+
+    import numpy as np
+
+    from skcrf._layout import build_layout, count_pairs
+    from skcrf._objective import CRFLoss
+
+    if problem == "conll2002":
+        from _common import load_conll2002, vectorise
+
+        Xtr, ytr, Xte, _ = load_conll2002(data)
+        S, _ = vectorise(Xtr, Xte)
+        flat = np.concatenate([np.asarray(s) for s in ytr])
+    else:
+        from bench_memory import SYNTH
+        from synthetic import make_corpus
+
+        S, y = make_corpus(**SYNTH)
+        flat = np.concatenate(y)
+    classes, yi = np.unique(flat, return_inverse=True)
+    yi = yi.astype(np.int32).reshape(-1)
+    arrays, w = S.kernel_arrays(), np.ones(len(S))
+    counts = count_pairs(arrays, yi, w, classes.size, S.n_features)
+    layout = build_layout(counts, all_possible_transitions=False, start_end=False)
+    theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
+    loss = CRFLoss(arrays, yi, w, layout, counts, n_threads=threads)
+    loss(theta)
+    times = []
+    for _ in range(9):
+        t = time.perf_counter()
+        f, _ = loss(theta)
+        times.append(time.perf_counter() - t)
+    return {"median_s": float(np.median(times)), "f": f}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkouts", nargs="*")
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                                                    "conll2002"))
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--child", nargs=2, default=None)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child[0], int(args.child[1]), args.data)))
+        return
+    sys.path.insert(0, HERE)
+    from _common import machine
+
+    print(f"# one evaluation, median of 9, A/B alternating — {date.today()} — {machine()}")
+    print("| problem | threads | " + " | ".join(os.path.basename(c.rstrip("/")) or c
+                                              for c in args.checkouts) + " |")
+    print("|---|---|" + "---|" * len(args.checkouts), flush=True)
+    for problem in ("conll2002", "synthetic22"):
+        for threads in (1, 2):
+            best = {c: [] for c in args.checkouts}
+            for _ in range(args.rounds):
+                for c in args.checkouts:
+                    env = dict(os.environ, PYTHONPATH=os.path.abspath(c))
+                    out = subprocess.run(
+                        [sys.executable, os.path.abspath(__file__), "--child", problem,
+                         str(threads), "--data", args.data],
+                        capture_output=True, text=True, env=env, cwd=HERE)
+                    if out.returncode:
+                        sys.exit(out.stderr)
+                    best[c].append(json.loads(out.stdout.splitlines()[-1])["median_s"])
+            print(f"| {problem} | {threads} | " + " | ".join(
+                f"{min(v) * 1e3:.1f} ms" for v in best.values()) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
