@@ -231,6 +231,9 @@ class _RemoteTerms:
                 if attempt == self.retries:
                     raise
                 time.sleep(min(2.0 ** attempt, 10.0))
+        # what comes off the wire is a read-only buffer; the penalty and
+        # scipy's L-BFGS-B write into the gradient
+        grad = np.array(grad, dtype=np.float64, order="C", copy=True)
         self.n_evals += 1
         self.bytes_out += theta.nbytes
         self.seconds += time.perf_counter() - start

@@ -110,7 +110,10 @@ def _threads_in_task(n_jobs):
 
 
 def test_search_under_the_dask_joblib_backend_caps_threads(client, cws):
-    from joblib import parallel_config
+    try:
+        from joblib import parallel_config
+    except ImportError:                       # joblib < 1.3
+        from joblib import parallel_backend as parallel_config
     from sklearn.model_selection import GridSearchCV, KFold
 
     from skcrf.metrics import segmentation_f1_scorer
