@@ -167,6 +167,10 @@ def _partition_counts(features, classes, sample_weight=None):
     return count_pairs(seqs.kernel_arrays(), idx, w, classes.size, seqs.n_features), idx
 
 
+def _identity(x):
+    return x
+
+
 def _first(pair):
     return pair[0]
 
@@ -372,7 +376,9 @@ def fit_pipeline(pipeline, corpus, client=None, *, n_threads=1, callback=None):
     model = clone(crf)
     masks = constraint_masks(model.constraints, classes)
     layout = model._layout(total, masks)
-    layout_f = client.scatter(layout, broadcast=True, hash=False)
+    # a task that returns the layout, not scattered data: if the workers
+    # holding it are lost, the scheduler recomputes it from the task
+    layout_f = client.submit(_identity, layout, pure=False)
     losses = [client.submit(_make_loss, f, c, layout_f, n_threads, pure=False)
               for f, c in zip(feats, counts)]
     terms = _RemoteTerms(client, losses)
