@@ -114,6 +114,21 @@ def _code_points(words):
     return cps, np.concatenate([[0], np.cumsum(lengths)])
 
 
+def _word_table(words):
+    """``(number of words, hash table of the words, content digest)`` of a
+    dictionary: the words checked to be ``str``, empty ones and duplicates
+    dropped; the digest identifies the dictionary by content, so that equal
+    dictionaries give equal feature keys."""
+    bad = [w for w in words if not isinstance(w, str)]
+    if bad:
+        raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
+    words = sorted({w for w in words if w})
+    table = H.new_table(sum(len(w) for w in words), width=2)
+    if words:
+        H.hash_words(*_code_points(words), table)
+    return len(words), table, stable_id("\n".join(words))
+
+
 @register_template
 class DictionaryMatches(Template):
     """Dictionary matches at every position (character input).
@@ -149,19 +164,10 @@ class DictionaryMatches(Template):
         return obj
 
     def __init__(self, words, max_len, folds=1):
-        bad = [w for w in words if not isinstance(w, str)]
-        if bad:
-            raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
-        words = sorted({w for w in words if w})
         self.max_len = int(max_len)
         self.folds = int(folds)
         self.n_slots = 3 * self.max_len
-        self.n_words = len(words)
-        self.table = H.new_table(sum(len(w) for w in words), width=2)
-        if words:
-            H.hash_words(*_code_points(words), self.table)
-        # identify by content, so that equal dictionaries give equal keys
-        self._digest = stable_id("\n".join(words))
+        self.n_words, self.table, self._digest = _word_table(words)
 
     def description(self):
         return f"dictionary|{self.max_len}|{self._digest:x}"
@@ -390,17 +396,9 @@ class DictionaryWords(Template):
     type_name = "dictionary_words"
 
     def __init__(self, words, min_len=2, max_len=6, folds=1):
-        bad = [w for w in words if not isinstance(w, str)]
-        if bad:
-            raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
-        words = sorted({w for w in words if w})
         self.min_len, self.max_len, self.folds = int(min_len), int(max_len), int(folds)
         self.n_slots = 2 * (self.max_len - self.min_len + 1)
-        self.n_words = len(words)
-        self.table = H.new_table(sum(len(w) for w in words), width=2)
-        if words:
-            H.hash_words(*_code_points(words), self.table)
-        self._digest = stable_id("\n".join(words))
+        self.n_words, self.table, self._digest = _word_table(words)
 
     def to_state(self):
         return ({"type": self.type_name, "min_len": self.min_len, "max_len": self.max_len,
@@ -452,7 +450,6 @@ class DictionaryWords(Template):
 def _word_keys(cps, offsets, fold, hits, table, min_len, max_len, tids, keys, slot0):
     """Keys of the dictionary words of length min_len..max_len starting at each
     position (slot 2 (l - min_len)) and ending at it (slot 2 (l - min_len) + 1)."""
-    n_folds = hits.shape[1]
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
         f = fold[s]
@@ -467,13 +464,8 @@ def _word_keys(cps, offsets, fold, hits, table, min_len, max_len, tids, keys, sl
                 w = table[j, 1]
                 if k < min_len or w == np.uint64(0):
                     continue
-                if n_folds > 1:
-                    elsewhere = 0
-                    for g in range(n_folds):
-                        if g != f:
-                            elsewhere += hits[w, g]
-                    if elsewhere == 0:
-                        continue
+                if not H.seen_in_other_folds(hits, w, f):
+                    continue
                 slot = 2 * (k - min_len)
                 keys[i, slot0 + slot] = H._finish(
                     H._splitmix(H._splitmix(np.uint64(tids[slot])) ^ hk))

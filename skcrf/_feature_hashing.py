@@ -264,6 +264,20 @@ def count_dictionary_matches(cps, offsets, fold, table, hits):
                     hits[w, fold[s]] += 1
 
 
+
+@njit(cache=True, nogil=True)
+def seen_in_other_folds(hits, w, fold):
+    """Whether dictionary word ``w`` occurs in a fold other than ``fold``
+    (``hits[w, g]``: its occurrences in fold g). Without folds (one column),
+    every word counts as seen."""
+    n_folds = hits.shape[1]
+    if n_folds <= 1:
+        return True
+    for g in range(n_folds):
+        if g != fold and hits[w, g] > 0:
+            return True
+    return False
+
 @njit(**_JIT)
 def dictionary_flags(cps, offsets, fold, hits, table, cap, flags):
     """Mark dictionary matches: ``flags[t, 3 * (k - 1) + {0, 1, 2}]`` for
@@ -275,7 +289,6 @@ def dictionary_flags(cps, offsets, fold, hits, table, cap, flags):
     one fold (``hits`` has a column per fold), a word counts in sequence s
     only if it also occurs in another fold than ``fold[s]``.
     """
-    n_folds = hits.shape[1]
     for s in range(offsets.size - 1):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
@@ -291,13 +304,8 @@ def dictionary_flags(cps, offsets, fold, hits, table, cap, flags):
                 w = table[i, 1]
                 if w == np.uint64(0):
                     continue
-                if n_folds > 1:
-                    elsewhere = 0
-                    for g in range(n_folds):
-                        if g != f:
-                            elsewhere += hits[w, g]
-                    if elsewhere == 0:
-                        continue
+                if not seen_in_other_folds(hits, w, f):
+                    continue
                 kk = min(k, cap) - 1
                 flags[t0 + t, 3 * kk] = 1
                 flags[t0 + t + k - 1, 3 * kk + 1] = 1
