@@ -107,13 +107,13 @@ def main():
         model = os.path.join(d, "skcrf.model")
         t_fit, res = timed(skcrf + ["train", "-t", tpl, "-m", model, "-c", str(args.C),
                                     "-p", str(args.threads), train])
-        it = re.search(r"trained in [\d.]+ s: (\d+) iterations", res.stderr)
-        obj = re.search(r"objective ([\d.]+)", res.stderr)
+        it = re.search(r"trained in [\d.]+ s: (\d+) iterations.*objective ([\d.]+)",
+                       res.stderr)
         tagged = os.path.join(d, "skcrf.tagged")
         t_tag, res = timed(skcrf + ["tag", "-m", model, "-p", str(args.threads), test])
         with open(tagged, "w", encoding="utf-8") as fh:
             fh.write(res.stdout)
-        rows["skcrf"] = dict(fit=t_fit, iters=int(it.group(1)), obj=float(obj.group(1)),
+        rows["skcrf"] = dict(fit=t_fit, iters=int(it.group(1)), obj=float(it.group(2)),
                              tag=t_tag, size=os.path.getsize(model), f1=f1_of(tagged, skcrf))
         # --- CRF++
         model = os.path.join(d, "crfpp.model")

@@ -15,12 +15,15 @@ in its own process:
   peak RSS (VmHWM reset just before ``fit``; the corpus itself is included).
 
 Sweeps: tokens 10^4 .. 10^7 (10^5 features, 10 labels); labels 5 .. 50
-(10^5 tokens); features 10^4 .. 10^6 (10^6 tokens, 10 labels). Then a
+(10^5 tokens); features 10^4 .. 10^6 (10^6 tokens, 10 labels); labels 10 ..
+50 at 10^6 features (10^5 tokens), where the memory per parameter shows
+(``fit adds MB``: the peak above the RSS ``fit`` started from). Then a
 non-negative least-squares fit of s/eval = a·tokens·L² + b·nnz·L over all cases shows how
 well the two-term model explains the measurements.
 
     python benchmarks/bench_scaling.py            # all sweeps, ~8 min on 2 cores
     python benchmarks/bench_scaling.py --quick    # the small cases only
+    python benchmarks/bench_scaling.py --sweep 4  # one sweep (1-4)
 """
 
 import argparse
@@ -77,6 +80,7 @@ def run_child(n_tokens, n_features, n_labels):
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = timed_fit(LinearChainCRF(c2=1.0, max_iter=3, n_jobs=-1), X, y)
     out["fit3_s"], out["fit_peak_rss_mb"] = fit["fit_s"], fit["fit_peak_rss_mb"]
+    out["fit_adds_mb"] = fit["fit_peak_rss_mb"] - fit["rss_before_fit_mb"]
     print(json.dumps(out), flush=True)
 
 
@@ -94,17 +98,20 @@ def row(r):
     return (f"| {r['tokens']:,} | {r['features']:,} | {r['labels']} | {r['nnz']:,} | "
             f"{r['params']:,} | {e1:.4f} | {e2:.4f} | {e1 / e2:.2f} | "
             f"{e1 * 1e9 / tl2:.2f} | {e1 * 1e9 / nl:.2f} | {r['fit3_s']:.1f} | "
-            f"{r['fit_peak_rss_mb']:,.0f} |")
+            f"{r['fit_peak_rss_mb']:,.0f} | {r['fit_adds_mb']:,.0f} | "
+            f"{r['fit_adds_mb'] * 2**20 / r['params']:,.0f} |")
 
 
 HEADER = ("| tokens | features | labels | nnz | parameters | s/eval 1 thread | "
           "s/eval 2 threads | speed-up | ns per token·L² | ns per nnz·L | "
-          "fit 3 iter s | fit peak RSS MB |\n|" + "---|" * 12)
+          "fit 3 iter s | fit peak RSS MB | fit adds MB | added bytes / parameter |\n|"
+          + "---|" * 14)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip the 10^7-token and 10^6-feature cases")
+    ap.add_argument("--sweep", type=int, default=None, help="run only this sweep (1-4)")
     ap.add_argument("--child", default=None)
     args = ap.parse_args()
     if args.child:
@@ -117,7 +124,11 @@ def main():
     results = []
     sweeps = [("tokens (10^5 features, 10 labels)", [(t, 100_000, 10) for t in tokens]),
               ("labels (10^5 tokens, 10^5 features)", [(100_000, 100_000, L) for L in labels]),
-              ("features (10^6 tokens, 10 labels)", [(1_000_000, f, 10) for f in features])]
+              ("features (10^6 tokens, 10 labels)", [(1_000_000, f, 10) for f in features]),
+              ("labels at 10^6 features (10^5 tokens)",
+               [(100_000, 1_000_000, L) for L in labels if L >= 10])]
+    if args.sweep:
+        sweeps = [sweeps[args.sweep - 1]]
     done = {}
     for title, cases in sweeps:
         print(f"\n## {title}\n{HEADER}", flush=True)

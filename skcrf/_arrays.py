@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["KernelArrays", "boundary_masks", "sequence_of"]
+__all__ = ["KernelArrays", "Weights", "boundary_masks", "sequence_of", "raise_if_no_path"]
 
 
 class KernelArrays(NamedTuple):
@@ -49,3 +49,39 @@ def boundary_masks(offsets):
 def sequence_of(offsets, positions):
     """Index of the sequence that holds each token position (vectorised)."""
     return np.searchsorted(offsets, positions, side="right") - 1
+
+
+class Weights(NamedTuple):
+    """The weights of a linear-chain CRF, as the kernels take them.
+
+    ``W`` (n_features, n_labels), feature-major and C-contiguous; ``A``
+    (n_labels, n_labels) indexed ``[from, to]``; ``start`` and ``end``
+    (n_labels,). -inf forbids a transition (or a first / last label).
+    """
+
+    W: np.ndarray
+    A: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def from_arrays(cls, W, A, start, end):
+        as64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
+        return cls(as64(W), as64(A), as64(start), as64(end))
+
+    @property
+    def n_labels(self):
+        return self.A.shape[0]
+
+
+def raise_if_no_path(invalid, offsets):
+    """ValueError naming the first sequence flagged in ``invalid``: one whose
+    every label path the transition constraints forbid."""
+    if invalid.any():
+        s = int(np.flatnonzero(invalid)[0])
+        T = int(offsets[s + 1] - offsets[s])
+        raise ValueError(
+            f"X[{s}]: no label sequence of length {T} is allowed by the model's "
+            "transition constraints, so it has no prediction or probability "
+            f"({int(invalid.sum())} such sequence(s) in X)."
+        )

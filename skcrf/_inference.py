@@ -12,11 +12,10 @@ satisfy) makes every function raise a :class:`ValueError` naming it.
 """
 
 import math
-from typing import NamedTuple
-
 import numpy as np
 
 from . import _kernels as K
+from ._arrays import Weights, raise_if_no_path
 from ._parallel import chunk_bounds, run_chunks
 
 __all__ = ["Weights", "viterbi", "marginals", "topk", "path_scores", "exp_transitions",
@@ -24,29 +23,6 @@ __all__ = ["Weights", "viterbi", "marginals", "topk", "path_scores", "exp_transi
 
 #: predict_topk refuses a k whose work arrays would exceed this many bytes
 TOPK_MAX_BYTES = 2 ** 30
-
-
-class Weights(NamedTuple):
-    """The weights of a linear-chain CRF, as the kernels take them.
-
-    ``W`` (n_features, n_labels), feature-major and C-contiguous; ``A``
-    (n_labels, n_labels) indexed ``[from, to]``; ``start`` and ``end``
-    (n_labels,). -inf forbids a transition (or a first / last label).
-    """
-
-    W: np.ndarray
-    A: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-
-    @classmethod
-    def from_arrays(cls, W, A, start, end):
-        as64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
-        return cls(as64(W), as64(A), as64(start), as64(end))
-
-    @property
-    def n_labels(self):
-        return self.A.shape[0]
 
 
 def exp_transitions(A, start, end):
@@ -71,17 +47,6 @@ def _bounds(arrays, n_labels, n_threads):
     return chunk_bounds(arrays.offsets, arrays.indptr, n_labels, n_threads)
 
 
-def _raise_if_no_path(invalid, arrays):
-    if invalid.any():
-        s = int(np.flatnonzero(invalid)[0])
-        T = int(arrays.offsets[s + 1] - arrays.offsets[s])
-        raise ValueError(
-            f"X[{s}]: no label sequence of length {T} is allowed by the model's "
-            "transition constraints, so it has no prediction or probability "
-            f"({int(invalid.sum())} such sequence(s) in X)."
-        )
-
-
 def viterbi(arrays, weights, n_threads=1):
     """Most probable label path of every sequence.
 
@@ -97,7 +62,7 @@ def viterbi(arrays, weights, n_threads=1):
     bounds = _bounds(arrays, weights.n_labels, n_threads)
     run_chunks(K._viterbi_chunk, K._viterbi_parallel, bounds, n_threads,
                *arrays, *weights, out, best)
-    _raise_if_no_path(np.isneginf(best), arrays)
+    raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best
 
 
@@ -119,7 +84,7 @@ def marginals(arrays, weights, n_threads=1):
     bounds = _bounds(arrays, L, n_threads)
     run_chunks(K._marginals_chunk, K._marginals_parallel, bounds, n_threads,
                *arrays, *weights, expA, exp_start, exp_end, shifts, P, log_z)
-    _raise_if_no_path(np.isneginf(log_z), arrays)
+    raise_if_no_path(np.isneginf(log_z), arrays.offsets)
     return P, log_z
 
 
@@ -170,5 +135,5 @@ def topk(arrays, weights, k, n_threads=1):
     bounds = _bounds(arrays, weights.n_labels, n_threads)
     run_chunks(K._topk_chunk, K._topk_parallel, bounds, n_threads,
                *arrays, *weights, k, paths, scores, count)
-    _raise_if_no_path(count == 0, arrays)
+    raise_if_no_path(count == 0, arrays.offsets)
     return paths, scores, count

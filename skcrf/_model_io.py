@@ -28,7 +28,9 @@ CSR matrix, features x labels), ``A``, ``start``, ``end``; ``vocab_keys``
 :func:`save_model` writes one atomically (a temporary file, then a rename);
 :func:`load_model` returns the fitted estimator (needs scikit-learn);
 :func:`read_model` returns a :class:`Model`, which tags with NumPy and Numba
-only — what the command line uses.
+only — what the command line uses. Small blocks of window-template models
+are tagged with NumPy alone (:mod:`skcrf._numpy_tagger`), so that a short
+``skcrf tag`` never loads Numba.
 """
 
 import json
@@ -38,10 +40,8 @@ import zipfile
 
 import numpy as np
 
-from . import _cws_features  # noqa: F401  (registers its template types and sources)
-from . import _feature_hashing as H
-from . import _inference as inference
-from ._arrays import KernelArrays
+from . import _numpy_tagger
+from ._arrays import KernelArrays, Weights
 from ._templates import TemplateSet, template_from_state
 from ._units import read_units
 from ._version import __version__
@@ -186,8 +186,8 @@ class Model:
                 state, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}))
         self.templates = TemplateSet(templates)
         self.vocab_keys = np.ascontiguousarray(arrays["vocab_keys"], dtype=np.uint64)
-        self.lookup = H.new_table(self.vocab_keys.size, width=2)
-        H.build_lookup(self.vocab_keys, self.lookup)
+        self._lookup = self._sorted_vocab = None
+        self._numpy_tokens = 0           # tokens tagged by the NumPy path so far
         self.strings = f["strings"]
         self.feature_slots = arrays["feature_slots"]
         self.feature_codes = arrays["feature_codes"]
@@ -199,7 +199,7 @@ class Model:
             raise ValueError("feature counts disagree")
         rows = np.repeat(np.arange(self.n_features), np.diff(indptr))
         W[rows, indices] = data
-        self.weights = inference.Weights.from_arrays(W, arrays["A"], arrays["start"],
+        self.weights = Weights.from_arrays(W, arrays["A"], arrays["start"],
                                                      arrays["end"])
         crf = meta["crf"]["params"]
         self.decoding = crf.get("decoding", "viterbi")
@@ -208,17 +208,69 @@ class Model:
     def feature_names(self):
         return self.templates.names(self.feature_slots, self.feature_codes, self.strings)
 
-    def arrays(self, X):
-        """Kernel arrays of raw sequences (characters or token tuples)."""
+    def arrays(self, X, engine="numba"):
+        """Kernel arrays of raw sequences (characters or token tuples).
+
+        ``engine="numpy"`` computes them with NumPy alone; it returns None if
+        a template has no NumPy version."""
         units = read_units(X, expect_kind=self.input_kind, expect_columns=self.n_columns)
-        keys = self.templates.keys(units)
-        indptr, indices = H.keys_to_csr(keys, self.lookup)
+        if engine == "numpy":
+            keys = self.templates.keys_numpy(units)
+            if keys is None:
+                return None
+            if self._sorted_vocab is None:
+                self._sorted_vocab = _numpy_tagger.SortedVocabulary(self.vocab_keys)
+            indptr, indices = self._sorted_vocab.csr(keys)
+        else:
+            from . import _feature_hashing as H
+
+            if self._lookup is None:
+                self._lookup = H.new_table(self.vocab_keys.size, width=2)
+                H.build_lookup(self.vocab_keys, self._lookup)
+            indptr, indices = H.keys_to_csr(self.templates.keys(units), self._lookup)
         return KernelArrays(indptr, indices, np.ones(indices.size), units.offsets)
 
     def _split(self, flat, offsets):
         return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
 
-    def predict(self, X, n_threads=1):
+    def _engine(self, X, engine):
+        if engine not in ("auto", "numpy", "numba"):
+            raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}.")
+        if engine != "auto":
+            return engine
+        if self.decoding != "viterbi" or not self.templates.has_numpy:
+            return "numba"
+        try:
+            n_units = sum(map(len, X))
+        except TypeError:
+            return "numba"
+        if self._numpy_tokens + n_units > _numpy_tagger.MAX_TOKENS:
+            self._numpy_tokens = _numpy_tagger.MAX_TOKENS + 1     # Numba from now on
+            return "numba"
+        self._numpy_tokens += n_units
+        return "numpy"
+
+    def predict(self, X, n_threads=1, engine="auto"):
+        """Label lists of raw sequences.
+
+        ``engine``: ``"numba"`` (the compiled kernels, ``n_threads`` of
+        them), ``"numpy"`` (one thread, no Numba: no start-up cost; the
+        same labels), or ``"auto"``: NumPy for this model's first
+        ``_numpy_tagger.MAX_TOKENS`` units if its templates allow, then
+        Numba (which pays its start-up back on more input than that).
+        """
+        X = list(X)
+        if self._engine(X, engine) == "numpy":
+            arrays = self.arrays(X, engine="numpy")
+            if arrays is not None:
+                idx, _ = _numpy_tagger.viterbi(arrays, self.weights)
+                labels = [self.labels[i] for i in idx.tolist()]
+                return self._split(labels, arrays.offsets)
+            if engine == "numpy":
+                raise ValueError("this model's templates have no NumPy version; "
+                                 "use engine='numba'.")
+        from . import _inference as inference
+
         arrays = self.arrays(X)
         if self.decoding == "marginal":
             P, _ = inference.marginals(arrays, self.weights, n_threads)
@@ -230,6 +282,8 @@ class Model:
 
     def predict_with_probabilities(self, X, n_threads=1):
         """``(labels, sequence log-probability, marginals)`` per sequence."""
+        from . import _inference as inference
+
         arrays = self.arrays(X)
         idx, score = inference.viterbi(arrays, self.weights, n_threads)
         P, log_z = inference.marginals(arrays, self.weights, n_threads)
@@ -239,6 +293,8 @@ class Model:
                 for s in range(off.size - 1)]
 
     def topk(self, X, k, n_threads=1):
+        from . import _inference as inference
+
         arrays = self.arrays(X)
         k_eff, need = inference.topk_capacity(arrays, len(self.labels), int(k))
         if need > inference.TOPK_MAX_BYTES:

@@ -16,11 +16,13 @@ names features. A new kind of template is a new subclass of
 :class:`Template`; the others do not change.
 """
 
+from importlib import import_module
+
 import numpy as np
 
-from . import _feature_hashing as H
+from . import _units
 from ._arrays import sequence_of
-from ._units import ABSENT, MAX_OFFSET, padding_of, stable_id
+from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id
 
 __all__ = ["Template", "Window", "TemplateSet", "check_offset", "register_template",
            "template_from_state"]
@@ -35,8 +37,17 @@ def register_template(cls):
     return cls
 
 
+def _kernels():
+    """The Numba feature kernels, imported on first use (tagging a few
+    sentences with NumPy alone, see :mod:`skcrf._numpy_tagger`, never loads them)."""
+    return import_module("._feature_hashing", __package__)
+
+
 def template_from_state(state, arrays):
     """A template from what its ``to_state`` returned."""
+    if state.get("type") not in _TEMPLATE_TYPES or any(
+            tuple(src)[0] not in _units.base_source_kinds() for src, _ in state.get("parts", ())):
+        import_module("._cws_features", __package__)   # registers its templates and sources
     cls = _TEMPLATE_TYPES.get(state.get("type"))
     if cls is None:
         raise ValueError(f"unknown template type {state.get('type')!r} in the model file.")
@@ -89,6 +100,12 @@ class Template:
     def description(self):
         """A string that identifies the template (its id is a hash of it)."""
         raise NotImplementedError
+
+    def keys_numpy(self, units, sources, source_row):
+        """Its keys (n_tokens, n_slots) computed with NumPy alone, equal to
+        what :meth:`write_keys` writes; None if the template has no NumPy
+        version (then tagging uses the Numba kernels)."""
+        return None
 
     def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         """Fill ``keys[:, slot0:slot0 + n_slots]`` for ``units``.
@@ -170,19 +187,29 @@ class Window(Template):
             return self.key
         return "window|" + repr(self.parts) + "|" + repr(self.pieces)
 
-    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+    def _parts_arrays(self, source_row):
         src = np.array([source_row[s] for s, _ in self.parts], dtype=np.int64)
         off = np.array([o for _, o in self.parts], dtype=np.int64)
-        H.window_keys(sources, units.offsets, src, off, _template_id(self.description()),
-                      keys, slot0)
+        return src, off
+
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+        src, off = self._parts_arrays(source_row)
+        _kernels().window_keys(sources, units.offsets, src, off,
+                               _template_id(self.description()), keys, slot0)
+
+    def keys_numpy(self, units, sources, source_row):
+        from ._numpy_tagger import window_keys
+
+        src, off = self._parts_arrays(source_row)
+        return window_keys(sources, units.offsets, src, off,
+                           _template_id(self.description()))[:, None]
 
     def read_ids(self, units, sources, source_row, rows):
         """The unit ids each part read at token ``rows`` (n_rows, n_parts)."""
         out = np.zeros((rows.size, len(self.parts)), dtype=np.int64)
         if self.parts and rows.size:
-            src = np.array([source_row[s] for s, _ in self.parts], dtype=np.int64)
-            off = np.array([o for _, o in self.parts], dtype=np.int64)
-            H.window_ids(sources, units.offsets, rows, sequence_of(units.offsets, rows),
+            src, off = self._parts_arrays(source_row)
+            _kernels().window_ids(sources, units.offsets, rows, sequence_of(units.offsets, rows),
                          src, off, out)
         return out
 
@@ -231,6 +258,25 @@ class TemplateSet:
             t.write_keys(units, sources, row, keys, int(s0), fitting=fitting)
         return keys
 
+    @property
+    def has_numpy(self):
+        """True if every template can compute its keys with NumPy alone."""
+        return all(type(t).keys_numpy is not Template.keys_numpy for t in self.templates)
+
+    def keys_numpy(self, units):
+        """:meth:`keys` computed with NumPy alone, or None if a template has
+        no NumPy version."""
+        sources, row = self._sources(units)
+        cols = []
+        for t in self.templates:
+            k = t.keys_numpy(units, sources, row)
+            if k is None:
+                return None
+            cols.append(k)
+        if not cols:
+            return np.zeros((units.n_tokens, 0), dtype=np.uint64)
+        return np.ascontiguousarray(np.concatenate(cols, axis=1))
+
     def locate(self, slots):
         """Template index and slot within it of each global slot."""
         tpl = np.searchsorted(self.slot0, slots, side="right") - 1
@@ -271,7 +317,7 @@ class TemplateSet:
                         table[v] = len(strings)
                         strings.append(v)
                     codes[j, 0] = table[v]
-        real = (src_of >= 0) & (ids < H.PAD) & (ids != ABSENT)
+        real = (src_of >= 0) & (ids < PAD) & (ids != ABSENT)
         for k, key in enumerate(self.source_keys):
             mine = real & (src_of == k)
             if not mine.any():
@@ -279,8 +325,8 @@ class TemplateSet:
             uniq, inv = np.unique(ids[mine], return_inverse=True)
             codes[mine] = len(strings) + inv.reshape(-1)
             strings.extend(units.describe(key, uniq.tolist()))
-        pad = (src_of >= 0) & (ids >= H.PAD)
-        d = ids[pad] - H.PAD            # 1..MAX_OFFSET before, MAX_OFFSET+1.. after
+        pad = (src_of >= 0) & (ids >= PAD)
+        d = ids[pad] - PAD            # 1..MAX_OFFSET before, MAX_OFFSET+1.. after
         codes[pad] = -d
         return codes, strings
 
@@ -290,7 +336,7 @@ class TemplateSet:
         out = []
         for i, s, row in zip(tpl.tolist(), sub.tolist(), codes.tolist()):
             t = self.templates[i]
-            values = [strings[c] if c >= 0 else padding_of(H.PAD - c)
+            values = [strings[c] if c >= 0 else padding_of(PAD - c)
                       for c in row if c != _NO_VALUE]
             out.append(t.name(s, values))
         return out

@@ -263,6 +263,15 @@ _DESCRIBERS = {
 }
 
 
+_BASE_KINDS = frozenset(_READERS)
+
+
+def base_source_kinds():
+    """The source kinds this module reads itself (others are registered by
+    :mod:`skcrf._cws_features` when it is imported)."""
+    return _BASE_KINDS
+
+
 def register_source(kind, reader, describer):
     """Add a kind of source: ``reader(units, *args)`` returns the int64 row of
     ``(kind, *args)``, ``describer(units, key, ids)`` the strings of ids."""
@@ -327,14 +336,14 @@ def _read_tokens(X, expect_columns):
     elif tok_types <= {tuple, list}:
         n_cols = len(flat[0])
         try:
-            columns = [list(c) for c in zip(*flat, strict=True)]
+            columns = list(zip(*flat, strict=True))
         except ValueError:
-            columns = None
-        val_types = set()
-        for col in columns or []:
-            val_types.update(map(type, col))
-        if columns is None or not val_types <= {str}:
             _raise_bad_token(X, n_cols)
+        for col in columns:
+            try:
+                "".join(col)                 # fast check: every value is a str
+            except TypeError:
+                _raise_bad_token(X, n_cols)
     else:
         _raise_bad_token(X, 1 if str in tok_types else None)
     if expect_columns is not None and flat and n_cols != expect_columns:
@@ -348,10 +357,9 @@ def _read_tokens(X, expect_columns):
     ids = np.zeros((n_cols, len(flat)), dtype=np.int64)
     uniques, inverses = [], []
     for c, col in enumerate(columns):
-        index = {}
-        inv = np.fromiter((index.setdefault(w, len(index)) for w in col),
-                          dtype=np.int64, count=len(col))
-        uniq = list(index)
+        uniq = list(dict.fromkeys(col))
+        index = dict(zip(uniq, range(len(uniq))))
+        inv = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=len(col))
         uid = np.array([stable_id(w) for w in uniq], dtype=np.int64)
         if inv.size:
             ids[c] = uid[inv]

@@ -200,8 +200,9 @@ def test_reading_a_model_needs_no_sklearn_and_never_unpickles(files, capsys, tmp
             "from skcrf._model_io import read_model\n"
             f"m = read_model({str(model)!r})\n"
             "print(m.predict([[('Juan', 'NP'), ('vive', 'VM')]]))\n"
-            "bad = [k for k in sys.modules if k.split('.')[0] == 'sklearn']\n"
-            "assert not bad, bad\n")
+            "bad = [k for k in sys.modules\n"
+            "       if k.split('.')[0] in ('sklearn', 'scipy', 'numba')]\n"
+            "assert not bad, bad\n")   # a short input is tagged by NumPy alone
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert res.returncode == 0, res.stderr

@@ -1,0 +1,182 @@
+"""Tagging without Numba: window-template keys, vocabulary lookup, Viterbi in NumPy.
+
+Importing Numba and loading its first cached function costs about 0.9 s in
+a fresh process, more than tagging a few sentences takes. This module does
+what ``skcrf tag`` needs for small inputs with NumPy alone, vectorised over
+tokens and sequences (the only Python loops run over templates, template
+parts and time steps), and gives the *same* keys, columns, label paths and
+scores as the Numba kernels: the same hash (:func:`splitmix`), the same
+summation order of the emission scores, the same first-maximum tie-break.
+``tests/test_numpy_tagger.py`` checks that equality.
+
+Used by :meth:`skcrf._model_io.Model.predict` for a model's first
+:data:`MAX_TOKENS` tokens when every template is a window template (CRF++
+``U`` lines, the ``ner`` and ``chunk`` presets); past that, and for
+marginals, k-best and the word-segmentation templates, the Numba kernels.
+"""
+
+import numpy as np
+
+from ._arrays import KernelArrays, raise_if_no_path
+from ._units import ABSENT, MAX_OFFSET, PAD
+
+__all__ = ["splitmix", "window_keys", "SortedVocabulary", "emissions", "viterbi",
+           "MAX_TOKENS"]
+
+#: a model tags its first this many tokens with NumPy when it can: below
+#: that, Numba's ~0.8 s start-up costs more than NumPy's lower throughput
+#: saves (``benchmarks/bench_cli_startup.py`` measures the crossover:
+#: ~220,000 tokens of CoNLL-2002 with the tutorial template)
+MAX_TOKENS = 200_000
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
+
+
+def splitmix(x):
+    """SplitMix64 finaliser of a uint64 array (wrapping arithmetic), as
+    ``skcrf._feature_hashing._splitmix``."""
+    x = x + _GOLD
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+def _positions(offsets):
+    """Sequence index, length and position within it of every token."""
+    lengths = np.diff(offsets)
+    seq = np.repeat(np.arange(lengths.size), lengths)
+    pos = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[:-1][seq]
+    return seq, lengths[seq], pos
+
+
+def window_keys(sources, offsets, part_src, part_off, tid):
+    """Keys of one window template, (n_tokens,) uint64, 0 where a part reads
+    ABSENT: what ``_feature_hashing.window_keys`` writes into its slot."""
+    n = int(offsets[-1])
+    with np.errstate(over="ignore"):
+        h = np.full(n, splitmix(np.array([tid], dtype=np.uint64))[0], dtype=np.uint64)
+        if n == 0:
+            return h
+        seq, T, pos = _positions(offsets)
+        start = offsets[:-1][seq]
+        absent = np.zeros(n, dtype=bool)
+        for src, off in zip(part_src.tolist(), part_off.tolist()):
+            p = pos + off
+            inside = np.clip(start + p, 0, n - 1)
+            u = np.where(p < 0, PAD - p,
+                         np.where(p >= T, PAD + MAX_OFFSET + (p - T + 1),
+                                  sources[src][inside]))
+            absent |= u == ABSENT
+            h = splitmix(h ^ u.astype(np.uint64))
+    h[h == 0] = 1
+    h[absent] = 0
+    return h
+
+
+class SortedVocabulary:
+    """Feature keys -> columns by binary search (no hash table to build)."""
+
+    def __init__(self, vocab_keys):
+        self.order = np.argsort(vocab_keys, kind="stable")
+        self.sorted = vocab_keys[self.order]
+
+    def csr(self, keys):
+        """CSR ``(indptr, indices)`` of the known keys of each row of ``keys``
+        (n_rows, n_slots), in slot order: as ``_feature_hashing.keys_to_csr``."""
+        n_rows = keys.shape[0]
+        flat = keys.reshape(-1)
+        if self.sorted.size:
+            where = np.minimum(np.searchsorted(self.sorted, flat), self.sorted.size - 1)
+            known = (flat != 0) & (self.sorted[where] == flat)
+        else:
+            where = np.zeros(flat.size, dtype=np.int64)
+            known = np.zeros(flat.size, dtype=bool)
+        indices = self.order[where[known]].astype(np.int32)
+        indptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(known.reshape(n_rows, -1).sum(axis=1), out=indptr[1:])
+        return indptr, indices
+
+
+def emissions(indptr, indices, data, W):
+    """``E[t] = sum of data * W[f]`` over token t's non-zeros, added in CSR
+    order as the Numba kernel adds them, so the sums are bit-identical: one
+    vectorised step per feature rank (every token's first feature, then its
+    second, ...); a token with fewer features adds exact zeros."""
+    n, L = indptr.size - 1, W.shape[1]
+    E = np.zeros((n, L))
+    counts = np.diff(indptr)
+    K = int(counts.max()) if n else 0
+    if K == 0:
+        return E
+    rank = np.arange(indices.size) - np.repeat(indptr[:-1], counts)
+    tok = np.repeat(np.arange(n), counts)
+    cols = np.zeros((K, n), dtype=np.int64)          # padding reads row 0 times 0.0
+    vals = np.zeros((K, n))
+    cols[rank, tok] = indices
+    vals[rank, tok] = data
+    for k in range(K):
+        E += vals[k, :, None] * W[cols[k]]
+    return E
+
+
+def viterbi(arrays, weights):
+    """Best label path of every sequence: ``(labels per token, scores)`` as
+    :func:`skcrf._inference.viterbi` returns them.
+
+    Sequences are sorted longest first and packed time-major (all first
+    tokens, then all second tokens, ...), so each time step is one
+    vectorised operation over the sequences still running.
+    """
+    arrays = KernelArrays(*arrays)
+    offsets, n = arrays.offsets, arrays.n_tokens
+    W, A, start, end = weights
+    lengths = np.diff(offsets)
+    out = np.zeros(n, dtype=np.int64)
+    best = np.zeros(lengths.size)
+    if n == 0:
+        return out, best
+    E = emissions(arrays.indptr, arrays.indices, arrays.data, W)
+    order = np.argsort(-lengths, kind="stable")         # rank -> sequence
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    sorted_len = lengths[order]
+    max_t = int(sorted_len[0])
+    # running[t]: how many sequences are longer than t (a prefix of the ranks)
+    running = sorted_len.size - np.searchsorted(sorted_len[::-1], np.arange(max_t),
+                                                side="right")
+    step0 = np.zeros(max_t + 1, dtype=np.int64)
+    np.cumsum(running, out=step0[1:])
+    seq, _, pos = _positions(offsets)
+    packed = step0[pos] + rank[seq]                      # token -> packed row
+    Ep = np.empty_like(E)
+    Ep[packed] = E
+    score = np.empty_like(E)
+    back = np.zeros(E.shape, dtype=np.int64)
+    score[:running[0]] = Ep[:running[0]] + start
+    for t in range(1, max_t):
+        m, a, b = running[t], step0[t], step0[t + 1]
+        cand = score[step0[t - 1]:step0[t - 1] + m, :, None] + A
+        arg = cand.argmax(axis=1)
+        back[a:b] = arg
+        score[a:b] = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :] + Ep[a:b]
+    n_run = int(running[0])                              # non-empty sequences
+    ranks = np.arange(n_run)
+    final = score[step0[sorted_len[:n_run] - 1] + ranks] + end
+    last = final.argmax(axis=1)
+    best[order[:n_run]] = final[ranks, last]
+    raise_if_no_path(np.isneginf(best), offsets)
+    labels = np.empty(n, dtype=np.int64)
+    cur = np.zeros(n_run, dtype=np.int64)
+    for t in range(max_t - 1, -1, -1):
+        m = int(running[t])
+        ending = slice(int(running[t + 1]) if t + 1 < max_t else 0, m)
+        cur[ending] = last[ending]                       # sequences whose last token is t
+        rows = step0[t] + np.arange(m)
+        labels[rows] = cur[:m]
+        if t:
+            cur[:m] = back[rows, cur[:m]]
+    out[:] = labels[packed]
+    return out, best
