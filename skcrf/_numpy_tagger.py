@@ -25,8 +25,9 @@ __all__ = ["splitmix", "window_keys", "SortedVocabulary", "emissions", "viterbi"
 
 #: a model tags its first this many tokens with NumPy when it can: below
 #: that, Numba's ~0.8 s start-up costs more than NumPy's lower throughput
-#: saves (``benchmarks/bench_cli_startup.py`` measures the crossover:
-#: ~220,000 tokens of CoNLL-2002 with the tutorial template)
+#: saves (``benchmarks/bench_cli_startup.py`` measures the crossover: 0.2M to
+#: 0.8M tokens of CoNLL-2002 with the tutorial template, by run; the smaller
+#: figure is used, as NumPy's Viterbi loses ground with many labels)
 MAX_TOKENS = 200_000
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
