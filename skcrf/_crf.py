@@ -329,6 +329,10 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         if monitor is not None and monitor.best_theta is not None and keep_best:
             theta, objective_value = monitor.best_theta, monitor.best_objective
             best = monitor.best_iteration
+        for term in terms:                  # free the evaluation buffers before
+            release = getattr(term, "release", None)   # the dense weights are made
+            if release is not None:
+                release()
         W, A, start, end = layout.unpack(theta)
         # set fitted state only now, all at once: an interrupted fit leaves
         # the previous state untouched

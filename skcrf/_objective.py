@@ -60,11 +60,19 @@ class CRFLoss:
         if counts is None:
             counts = count_pairs(arrays, y, self.weights, L, F)
         self.empirical = layout.empirical(counts)
-        # Kernel-side feature order: most frequent first, so the rows that
-        # nearly every token touches share a few cache lines and pages.
+        # Kernel-side feature rows: most frequent first, so the rows that
+        # nearly every token touches share a few cache lines and pages; and
+        # only the features that occur in these sequences get a row. The
+        # others (columns a hashing or pre-fitted vectorizer left empty, or
+        # another shard's features) all share one extra row that no token
+        # reads: their weights are written there and their expected counts
+        # read back as 0. Memory is then proportional to the features used,
+        # not to n_features.
         freq = np.bincount(indices, minlength=F)
+        n_used = int(np.count_nonzero(freq))
         rank = np.empty(F, dtype=np.int64)
         rank[np.argsort(-freq, kind="stable")] = np.arange(F)
+        np.minimum(rank, n_used, out=rank)
         f, lab = np.divmod(layout.state_pos, L)
         self._pos = rank[f] * L + lab   # flat index of (f, lab) in _W and _gW[c]
         self.arrays = (indptr, rank[indices].astype(np.int32), data, offsets)
@@ -73,13 +81,28 @@ class CRFLoss:
         n_chunks = self.bounds.size - 1
         # buffers reused by every evaluation: the state weights every chunk
         # reads, and one expected-count buffer per chunk (no atomics)
-        self._W = np.zeros((F, L))
-        self._gW = np.zeros((n_chunks, F, L))
+        self._rows = n_used + 1
+        self._W = self._gW = None
+        self._buffers()
         self._gA = np.zeros((n_chunks, L, L))
         self._gS = np.zeros((n_chunks, L))
         self._gE = np.zeros((n_chunks, L))
         self.log_z = np.zeros(offsets.size - 1)
         self.n_evals = 0
+
+    def release(self):
+        """Free the evaluation buffers (the fit is over): the fitted weights are
+        then unpacked without these buffers still held. Evaluating again
+        re-allocates them."""
+        self._W = self._gW = None
+
+    def _buffers(self):
+        if self._W is None:
+            n_chunks = self.bounds.size - 1
+            rows, L = self._rows, self.layout.n_labels
+            self._W = np.zeros((rows, L))
+            self._gW = np.zeros((n_chunks, rows, L))
+        return self._W, self._gW
 
     @property
     def parallel(self):
@@ -89,16 +112,17 @@ class CRFLoss:
         """Return ``(loss(theta), gradient)``; the gradient is a new array."""
         lay = self.layout
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        K._scatter(theta[lay.state], self._pos, self._W.reshape(-1))
+        W, gW = self._buffers()
+        K._scatter(theta[lay.state], self._pos, W.reshape(-1))
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
         run_chunks(K._objective_chunk, K._objective_parallel, self.bounds,
-                   self.n_threads, *self.arrays, self.weights, self._W, A, start,
-                   end, expA, exp_start, exp_end, shifts, self._gW, self._gA,
+                   self.n_threads, *self.arrays, self.weights, W, A, start,
+                   end, expA, exp_start, exp_end, shifts, gW, self._gA,
                    self._gS, self._gE, self.log_z)
         # g = expected counts - empirical counts, built in place
         g = np.empty(lay.n_params)
-        K._gather_sum(self._gW.reshape(self._gW.shape[0], -1), self._pos, g[lay.state])
+        K._gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
         g[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]

@@ -167,3 +167,40 @@ def test_huge_weights_fall_back_to_log_space_without_nan():
         eE += w * node[-1]
     np.testing.assert_allclose(g + loss.empirical, layout.pack(eW, eA, eS, eE),
                                rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_unused_feature_columns_cost_no_rows_and_change_nothing(n_threads):
+    # the same data spread over 3x the columns (two empty columns beside each
+    # used one): one row per used feature plus one shared row, same loss, and
+    # the data term's gradient is 0 on the empty columns' weights
+    rng = np.random.default_rng(11)
+    L = 3
+    X, y, W, A, start, end = random_problem(rng, n_seq=12, max_len=6, n_labels=L,
+                                            n_features=8, density=0.4, min_len=1)
+    F = X[0].shape[1]
+    wide = []
+    for x in X:
+        z = np.zeros((x.shape[0], 3 * F + 2))
+        z[:, 3 * np.arange(F) + 1] = x
+        wide.append(z)
+    _, layout, loss = _setup(X, y, L, True, n_threads=n_threads)
+    _, layout_w, loss_w = _setup(wide, y, L, True, n_threads=n_threads)
+    used = np.count_nonzero(np.concatenate(X).any(axis=0))
+    assert loss_w._W.shape == (used + 1, L)
+    assert loss_w._gW.shape[1:] == (used + 1, L)
+    theta = layout.pack(W, A, start, end)
+    Ww = np.zeros((3 * F + 2, L))
+    Ww[3 * np.arange(F) + 1] = W
+    Ww[0] = rng.normal(size=L)                 # weights of empty columns: no effect
+    theta_w = layout_w.pack(Ww, A, start, end)
+    f, g = loss(theta)
+    fw, gw = loss_w(theta_w)
+    assert fw == pytest.approx(f, rel=1e-12)
+    Gw, Aw, sw, ew = layout_w.unpack(gw)
+    G, Ag, sg, eg = layout.unpack(g)
+    np.testing.assert_allclose(Gw[3 * np.arange(F) + 1], G, rtol=1e-10, atol=1e-12)
+    assert not Gw[np.setdiff1d(np.arange(3 * F + 2), 3 * np.arange(F) + 1)].any()
+    np.testing.assert_allclose(Aw, Ag, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(f, naive.objective(X, y, W, A, start, end, 0.0, 0.0),
+                               rtol=1e-10)
