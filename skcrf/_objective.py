@@ -75,7 +75,9 @@ class CRFLoss:
         np.minimum(rank, n_used, out=rank)
         f, lab = np.divmod(layout.state_pos, L)
         self._pos = rank[f] * L + lab   # flat index of (f, lab) in _W and _gW[c]
-        self.arrays = (indptr, rank[indices].astype(np.int32), data, offsets)
+        # (an int32 table, so the copy of the indices is made in int32 directly,
+        # without an int64 temporary of 8 bytes per non-zero)
+        self.arrays = (indptr, rank.astype(np.int32)[indices], data, offsets)
         self.n_threads = int(n_threads)
         self.bounds = chunk_bounds(offsets, indptr, L, self.n_threads)
         n_chunks = self.bounds.size - 1

@@ -127,7 +127,9 @@ def test_viterbi_no_allowed_path_names_the_sequence():
         NT.viterbi(arrays, weights)
 
 
-def test_model_engines_agree(tmp_path):
+@pytest.fixture(scope="module")
+def tagger(tmp_path_factory):
+    """A small CRF++-template tagger, its model file read back, and test input."""
     from sklearn.pipeline import make_pipeline
 
     from skcrf import LinearChainCRF, SequenceFeaturizer
@@ -140,11 +142,33 @@ def test_model_engines_agree(tmp_path):
     template = "U00:%x[0,0]\nU01:%x[-1,0]/%x[0,1]\nU02:%x[2,1]\nU03:c\nB\n"
     pipe = make_pipeline(SequenceFeaturizer(template=template),
                          LinearChainCRF(max_iter=30)).fit(X[:80], y[:80])
-    path = save_model(pipe, tmp_path / "m.skcrf")
+    path = save_model(pipe, tmp_path_factory.mktemp("tagger") / "m.skcrf")
+    return pipe, path, X[80:] + [[("unseen", "words")], []]
+
+
+def test_model_engines_agree(tagger):
+    from skcrf._model_io import read_model
+
+    pipe, path, Xt = tagger
     model = read_model(path)
-    Xt = X[80:] + [[("unseen", "words")], []]
     got = model.predict(Xt, engine="numpy")
     assert got == model.predict(Xt, engine="numba")
     assert got == [list(p) for p in pipe.predict(Xt)]
     with pytest.raises(ValueError, match="engine"):
         model.predict(Xt, engine="fast")
+
+
+def test_auto_engine_hands_over_to_the_kernels_past_max_tokens(tagger, monkeypatch):
+    from skcrf._model_io import read_model
+
+    pipe, path, Xt = tagger
+    model = read_model(path)
+    n = sum(map(len, Xt[:5]))
+    monkeypatch.setattr(NT, "MAX_TOKENS", n + 1)
+    want = model.predict(Xt, engine="numba")
+    assert model.predict(Xt[:5]) == want[:5]          # NumPy: n tokens so far
+    assert model._numpy_tokens == n
+    assert model.predict(Xt[5:10]) == want[5:10]      # would pass the limit: kernels
+    assert model._numpy_tokens > NT.MAX_TOKENS
+    assert model.predict(Xt[10:11]) == want[10:11]    # and kernels from then on
+    assert model._numpy_tokens > NT.MAX_TOKENS
