@@ -199,8 +199,7 @@ class Model:
             raise ValueError("feature counts disagree")
         rows = np.repeat(np.arange(self.n_features), np.diff(indptr))
         W[rows, indices] = data
-        self.weights = Weights.from_arrays(W, arrays["A"], arrays["start"],
-                                                     arrays["end"])
+        self.weights = Weights.from_arrays(W, arrays["A"], arrays["start"], arrays["end"])
         crf = meta["crf"]["params"]
         self.decoding = crf.get("decoding", "viterbi")
         self.segmenter = meta.get("segmenter")
@@ -236,6 +235,9 @@ class Model:
     def _engine(self, X, engine):
         if engine not in ("auto", "numpy", "numba"):
             raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}.")
+        if engine == "numpy" and self.decoding != "viterbi":
+            raise ValueError("engine='numpy' decodes with Viterbi only; this model "
+                             f"decodes with {self.decoding!r}: use engine='numba'.")
         if engine != "auto":
             return engine
         if self.decoding != "viterbi" or not self.templates.has_numpy:

@@ -209,8 +209,8 @@ class Window(Template):
         out = np.zeros((rows.size, len(self.parts)), dtype=np.int64)
         if self.parts and rows.size:
             src, off = self._parts_arrays(source_row)
-            _kernels().window_ids(sources, units.offsets, rows, sequence_of(units.offsets, rows),
-                         src, off, out)
+            _kernels().window_ids(sources, units.offsets, rows,
+                                  sequence_of(units.offsets, rows), src, off, out)
         return out
 
     def name(self, sub, values):
