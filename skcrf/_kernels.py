@@ -93,6 +93,28 @@ def _exp_shifted(E, U):
     return total
 
 
+#: the smallest normal float64: a forward value below it has lost precision
+_TINY = np.finfo(np.float64).tiny
+
+
+@njit(**_JIT)
+def _underflowed(alpha, expAT, t, j):
+    """Whether ``alpha[t, j]``, found below the smallest normal number, is
+    an underflow rather than a structural 0 (no allowed transition into j
+    from a label that is reachable at t - 1).
+
+    The scaled recursion is exact only while every reachable forward value
+    stays a normal number: a label whose paths are e^-745 below the best at
+    some position becomes 0, and if its paths win later (a large emission
+    ahead that only it may transition to) log Z silently misses them. The
+    caller then falls back to the log-space recursion.
+    """
+    for i in range(alpha.shape[1]):
+        if alpha[t - 1, i] > 0.0 and expAT[j, i] > 0.0:
+            return True
+    return False
+
+
 @njit(**_JIT_RECURSION)
 def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
                       work, w, gA):
@@ -103,7 +125,9 @@ def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
     marginal P(y_t = j), ``scale[t]`` the forward normaliser. Returns
     ``log Z`` up to the shifts the caller applied to ``expA`` / start / end.
     Returns NaN when the scaled recursion underflowed (every path got
-    probability 0 in floating point); ``gA`` is then untouched.
+    probability 0 in floating point, or a reachable forward value fell below
+    the smallest normal number: see :func:`_underflowed`); ``gA`` is then
+    untouched.
 
     ``expAT`` is ``expA`` transposed (C-contiguous): the forward step is then
     one dot product per label, whose chains the CPU runs side by side.
@@ -119,6 +143,8 @@ def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
     for j in range(L):
         alpha[0, j] = exp_start[j] * U[0, j]
         s += alpha[0, j]
+        if alpha[0, j] < _TINY and exp_start[j] > 0.0:
+            return np.nan                     # underflow: see _underflowed
     if not (s > 0.0 and s < np.inf):
         return np.nan
     scale[0] = s
@@ -135,6 +161,8 @@ def _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta, scale,
             acc *= U[t, j]
             alpha[t, j] = acc
             s += acc
+            if acc < _TINY and _underflowed(alpha, expAT, t, j):
+                return np.nan
         if not (s > 0.0 and s < np.inf):
             return np.nan
         scale[t] = s

@@ -204,3 +204,30 @@ def test_unused_feature_columns_cost_no_rows_and_change_nothing(n_threads):
     np.testing.assert_allclose(Aw, Ag, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(f, naive.objective(X, y, W, A, start, end, 0.0, 0.0),
                                rtol=1e-10)
+
+
+def test_partial_underflow_of_the_scaled_recursion_falls_back():
+    # At t=0 label 2 is e^-800 below label 0, so its scaled forward value
+    # underflows to 0 while label 0 keeps the sum positive. Only label 2 may
+    # follow label 2, and its emissions of +600 at t=1 and t=2 (each gap
+    # small enough for the labels 0 and 1 to stay representable) make the
+    # path 2-2-2 win: 1200 against 800. The scaled recursion alone would
+    # return log Z ~ 800, below the best path's score; the underflow test
+    # must send the sequence to log space.
+    L = 3
+    X = [np.eye(3)]
+    y = [np.array([2, 2, 2])]
+    W = np.array([[800.0, 0.0, 0.0], [0.0, 0.0, 600.0], [0.0, 0.0, 600.0]])
+    allowed = np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1]], dtype=bool)
+    A = np.where(allowed, 0.0, -np.inf)
+    start, end = np.zeros(L), np.zeros(L)
+    layout = ParameterLayout(3, L, np.arange(3 * L), np.flatnonzero(allowed.reshape(-1)),
+                             True, A_fixed=A)
+    loss = CRFLoss(Sequences.from_list(X).kernel_arrays(), np.array([2, 2, 2], np.int32),
+                   np.ones(1), layout)
+    f, g = loss(layout.pack(W, np.zeros((L, L)), start, end))
+    want = naive.log_z(X[0], W, A, start, end)
+    assert want == pytest.approx(1200.0, abs=1e-9)
+    assert loss.log_z[0] == pytest.approx(want, rel=1e-12)
+    assert f == pytest.approx(want - 1200.0, abs=1e-9)   # -log p(2 2 2) ~ 0
+    assert np.isfinite(g).all()
