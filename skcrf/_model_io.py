@@ -232,15 +232,15 @@ class Model:
     def _split(self, flat, offsets):
         return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
 
-    def _engine(self, X, engine):
+    def _engine(self, X, engine, decoding="viterbi"):
         if engine not in ("auto", "numpy", "numba"):
             raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}.")
-        if engine == "numpy" and self.decoding != "viterbi":
+        if engine == "numpy" and decoding != "viterbi":
             raise ValueError("engine='numpy' decodes with Viterbi only; this model "
-                             f"decodes with {self.decoding!r}: use engine='numba'.")
+                             f"decodes with {decoding!r}: use engine='numba'.")
         if engine != "auto":
             return engine
-        if self.decoding != "viterbi" or not self.templates.has_numpy:
+        if decoding != "viterbi" or not self.templates.has_numpy:
             return "numba"
         try:
             n_units = sum(map(len, X))
@@ -262,7 +262,7 @@ class Model:
         Numba (which pays its start-up back on more input than that).
         """
         X = list(X)
-        if self._engine(X, engine) == "numpy":
+        if self._engine(X, engine, self.decoding) == "numpy":
             arrays = self.arrays(X, engine="numpy")
             if arrays is not None:
                 idx, _ = _numpy_tagger.viterbi(arrays, self.weights)
@@ -282,13 +282,25 @@ class Model:
         labels = [self.labels[i] for i in idx.tolist()]
         return self._split(labels, arrays.offsets)
 
-    def predict_with_probabilities(self, X, n_threads=1):
-        """``(labels, sequence log-probability, marginals)`` per sequence."""
-        from . import _inference as inference
+    def predict_with_probabilities(self, X, n_threads=1, engine="auto"):
+        """``(labels, sequence log-probability, marginals)`` per sequence
+        (Viterbi labels; ``engine`` as in :meth:`predict`)."""
+        X = list(X)
+        arrays = None
+        if self._engine(X, engine) == "numpy":
+            arrays = self.arrays(X, engine="numpy")
+            if arrays is None and engine == "numpy":
+                raise ValueError("this model's templates have no NumPy version; "
+                                 "use engine='numba'.")
+        if arrays is not None:
+            idx, score = _numpy_tagger.viterbi(arrays, self.weights)
+            P, log_z = _numpy_tagger.marginals(arrays, self.weights)
+        else:
+            from . import _inference as inference
 
-        arrays = self.arrays(X)
-        idx, score = inference.viterbi(arrays, self.weights, n_threads)
-        P, log_z = inference.marginals(arrays, self.weights, n_threads)
+            arrays = self.arrays(X)
+            idx, score = inference.viterbi(arrays, self.weights, n_threads)
+            P, log_z = inference.marginals(arrays, self.weights, n_threads)
         labels = [self.labels[i] for i in idx.tolist()]
         off = arrays.offsets
         return [(labels[off[s]:off[s + 1]], float(score[s] - log_z[s]), P[off[s]:off[s + 1]])

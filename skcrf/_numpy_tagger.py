@@ -21,7 +21,7 @@ from ._arrays import KernelArrays, raise_if_no_path
 from ._units import ABSENT, MAX_OFFSET, PAD
 
 __all__ = ["splitmix", "window_keys", "SortedVocabulary", "emissions", "viterbi",
-           "MAX_TOKENS"]
+           "marginals", "MAX_TOKENS"]
 
 #: a model tags its first this many tokens with NumPy when it can: below
 #: that, Numba's ~0.8 s start-up costs more than NumPy's lower throughput
@@ -123,14 +123,49 @@ def emissions(indptr, indices, data, W):
     return E
 
 
+class _Packed:
+    """Sequences sorted longest first and packed time-major (all first
+    tokens, then all second tokens, ...), so that each time step is one
+    vectorised operation over the sequences still running.
+
+    ``rank`` of a sequence is its place in that order; ``running[t]``, how
+    many sequences are longer than t (always a prefix of the ranks);
+    ``step0[t]``, the packed row of the first token at step t; ``packed``,
+    the packed row of every token; ``last``, the packed row of each running
+    rank's last token; ``order[r]``, the sequence of rank r.
+    """
+
+    def __init__(self, offsets):
+        lengths = np.diff(offsets)
+        self.order = np.argsort(-lengths, kind="stable")
+        rank = np.empty_like(self.order)
+        rank[self.order] = np.arange(self.order.size)
+        sorted_len = lengths[self.order]
+        self.max_t = int(sorted_len[0]) if sorted_len.size else 0
+        self.running = sorted_len.size - np.searchsorted(
+            sorted_len[::-1], np.arange(self.max_t), side="right")
+        self.step0 = np.zeros(self.max_t + 1, dtype=np.int64)
+        np.cumsum(self.running, out=self.step0[1:])
+        seq, _, pos = _positions(offsets)
+        self.packed = self.step0[pos] + rank[seq]
+        self.n_run = int(self.running[0]) if self.max_t else 0
+        self.last = self.step0[sorted_len[:self.n_run] - 1] + np.arange(self.n_run)
+
+    def rows(self, t, m=None):
+        """Packed rows of step t (its first ``m`` ranks)."""
+        a = int(self.step0[t])
+        return slice(a, a + int(self.running[t] if m is None else m))
+
+    def pack(self, E):
+        out = np.empty_like(E)
+        out[self.packed] = E
+        return out
+
+
 def viterbi(arrays, weights):
     """Best label path of every sequence: ``(labels per token, scores)`` as
-    :func:`skcrf._inference.viterbi` returns them.
-
-    Sequences are sorted longest first and packed time-major (all first
-    tokens, then all second tokens, ...), so each time step is one
-    vectorised operation over the sequences still running.
-    """
+    :func:`skcrf._inference.viterbi` returns them (one vectorised step per
+    position over the sequences still running, see :class:`_Packed`)."""
     arrays = KernelArrays(*arrays)
     offsets, n = arrays.offsets, arrays.n_tokens
     W, A, start, end = weights
@@ -139,45 +174,77 @@ def viterbi(arrays, weights):
     best = np.zeros(lengths.size)
     if n == 0:
         return out, best
-    E = emissions(arrays.indptr, arrays.indices, arrays.data, W)
-    order = np.argsort(-lengths, kind="stable")         # rank -> sequence
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    sorted_len = lengths[order]
-    max_t = int(sorted_len[0])
-    # running[t]: how many sequences are longer than t (a prefix of the ranks)
-    running = sorted_len.size - np.searchsorted(sorted_len[::-1], np.arange(max_t),
-                                                side="right")
-    step0 = np.zeros(max_t + 1, dtype=np.int64)
-    np.cumsum(running, out=step0[1:])
-    seq, _, pos = _positions(offsets)
-    packed = step0[pos] + rank[seq]                      # token -> packed row
-    Ep = np.empty_like(E)
-    Ep[packed] = E
-    score = np.empty_like(E)
-    back = np.zeros(E.shape, dtype=np.int64)
-    score[:running[0]] = Ep[:running[0]] + start
-    for t in range(1, max_t):
-        m, a, b = running[t], step0[t], step0[t + 1]
-        cand = score[step0[t - 1]:step0[t - 1] + m, :, None] + A
+    pk = _Packed(offsets)
+    Ep = pk.pack(emissions(arrays.indptr, arrays.indices, arrays.data, W))
+    score = np.empty_like(Ep)
+    back = np.zeros(Ep.shape, dtype=np.int64)
+    score[pk.rows(0)] = Ep[pk.rows(0)] + start
+    for t in range(1, pk.max_t):
+        m, now = pk.running[t], pk.rows(t)
+        cand = score[pk.rows(t - 1, m), :, None] + A
         arg = cand.argmax(axis=1)
-        back[a:b] = arg
-        score[a:b] = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :] + Ep[a:b]
-    n_run = int(running[0])                              # non-empty sequences
-    ranks = np.arange(n_run)
-    final = score[step0[sorted_len[:n_run] - 1] + ranks] + end
+        back[now] = arg
+        score[now] = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :] + Ep[now]
+    n_run = pk.n_run                                     # non-empty sequences
+    final = score[pk.last] + end
     last = final.argmax(axis=1)
-    best[order[:n_run]] = final[ranks, last]
+    best[pk.order[:n_run]] = final[np.arange(n_run), last]
     raise_if_no_path(np.isneginf(best), offsets)
     labels = np.empty(n, dtype=np.int64)
     cur = np.zeros(n_run, dtype=np.int64)
-    for t in range(max_t - 1, -1, -1):
-        m = int(running[t])
-        ending = slice(int(running[t + 1]) if t + 1 < max_t else 0, m)
+    for t in range(pk.max_t - 1, -1, -1):
+        m = int(pk.running[t])
+        ending = slice(int(pk.running[t + 1]) if t + 1 < pk.max_t else 0, m)
         cur[ending] = last[ending]                       # sequences whose last token is t
-        rows = step0[t] + np.arange(m)
+        rows = pk.step0[t] + np.arange(m)
         labels[rows] = cur[:m]
         if t:
             cur[:m] = back[rows, cur[:m]]
-    out[:] = labels[packed]
+    out[:] = labels[pk.packed]
     return out, best
+
+
+def _logsumexp(a, axis):
+    m = a.max(axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return (np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m).squeeze(axis)
+
+
+def marginals(arrays, weights):
+    """Node marginals and log Z of every sequence, ``(P, log_z)`` as
+    :func:`skcrf._inference.marginals` returns them (equal to rounding: this
+    runs forward-backward in log space, the kernels in scaled probability
+    space). For the probabilities ``skcrf tag -v1`` prints."""
+    arrays = KernelArrays(*arrays)
+    offsets, n = arrays.offsets, arrays.n_tokens
+    W, A, start, end = weights
+    L = A.shape[0]
+    log_z = np.zeros(offsets.size - 1)
+    if n == 0:
+        return np.zeros((0, L)), log_z
+    pk = _Packed(offsets)
+    Ep = pk.pack(emissions(arrays.indptr, arrays.indices, arrays.data, W))
+    la = np.empty_like(Ep)                               # log forward
+    lb = np.empty_like(Ep)                               # log backward
+    la[pk.rows(0)] = Ep[pk.rows(0)] + start
+    for t in range(1, pk.max_t):
+        m = pk.running[t]
+        la[pk.rows(t)] = _logsumexp(la[pk.rows(t - 1, m), :, None] + A, axis=1) \
+            + Ep[pk.rows(t)]
+    for t in range(pk.max_t - 1, -1, -1):
+        m = int(pk.running[t])
+        going = int(pk.running[t + 1]) if t + 1 < pk.max_t else 0
+        now = pk.step0[t]
+        lb[now + going:now + m] = end                    # last tokens
+        if going:
+            nxt = Ep[pk.rows(t + 1)] + lb[pk.rows(t + 1)]
+            lb[now:now + going] = _logsumexp(A + nxt[:, None, :], axis=2)
+    final = _logsumexp(la[pk.last] + end, axis=1)
+    log_z[pk.order[:pk.n_run]] = final
+    raise_if_no_path(np.isneginf(log_z), offsets)
+    seq = np.empty(n, dtype=np.int64)
+    seq[pk.packed] = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    with np.errstate(invalid="ignore"):
+        P = np.exp(la + lb - log_z[seq][:, None])
+    return P[pk.packed], log_z

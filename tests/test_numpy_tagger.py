@@ -119,12 +119,30 @@ def test_viterbi_matches_the_kernel(seed, L):
     np.testing.assert_array_equal(got[1], want[1])    # bit-identical scores
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("L", [1, 2, 5])
+def test_marginals_match_the_kernel(seed, L):
+    rng = np.random.default_rng(100 + seed)
+    lengths = rng.integers(0, 12, size=25)
+    lengths[3] = 0
+    arrays, weights = _random_problem(rng, L, lengths, integer=seed % 2 == 0,
+                                      constrained=seed >= 3 and L > 1)
+    if seed == 5:                                     # large scores: log space must hold
+        weights = weights._replace(W=weights.W * 300.0)
+    P_want, z_want = inference.marginals(arrays, weights)
+    P, z = NT.marginals(arrays, weights)
+    np.testing.assert_allclose(z, z_want, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(P, P_want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-10)
+
+
 def test_viterbi_no_allowed_path_names_the_sequence():
     rng = np.random.default_rng(3)
     arrays, weights = _random_problem(rng, 3, np.array([1, 3]))
     weights = weights._replace(A=np.full((3, 3), -np.inf))   # no transition at all
-    with pytest.raises(ValueError, match=r"X\[1\]: no label sequence of length 3"):
-        NT.viterbi(arrays, weights)
+    for f in (NT.viterbi, NT.marginals):
+        with pytest.raises(ValueError, match=r"X\[1\]: no label sequence of length 3"):
+            f(arrays, weights)
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +174,13 @@ def test_model_engines_agree(tagger):
     assert got == [list(p) for p in pipe.predict(Xt)]
     with pytest.raises(ValueError, match="engine"):
         model.predict(Xt, engine="fast")
+    # sequence probabilities and marginals (skcrf tag -v1 / -v2)
+    a = model.predict_with_probabilities(Xt, engine="numpy")
+    b = model.predict_with_probabilities(Xt, engine="numba")
+    for (la, pa, Pa), (lb, pb, Pb) in zip(a, b, strict=True):
+        assert la == lb
+        assert pa == pytest.approx(pb, rel=1e-10, abs=1e-12)
+        np.testing.assert_allclose(Pa, Pb, rtol=1e-9, atol=1e-12)
 
 
 def test_auto_engine_hands_over_to_the_kernels_past_max_tokens(tagger, monkeypatch):
