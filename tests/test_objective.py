@@ -231,3 +231,31 @@ def test_partial_underflow_of_the_scaled_recursion_falls_back():
     assert loss.log_z[0] == pytest.approx(want, rel=1e-12)
     assert f == pytest.approx(want - 1200.0, abs=1e-9)   # -log p(2 2 2) ~ 0
     assert np.isfinite(g).all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_huge_random_weights_keep_log_z_above_every_path(seed):
+    # what an L-BFGS trial step far out produces: scores of thousands of nats.
+    # log Z can never be below the best path's score, the gradient must stay
+    # finite, and log Z must match the log-space value (brute force here).
+    from skcrf import _inference as inference
+    from skcrf._arrays import Weights
+
+    rng = np.random.default_rng(seed)
+    L = 4
+    X, y, W, A, start, end = random_problem(rng, n_seq=8, max_len=5, n_labels=L,
+                                            n_features=6, min_len=1, scale=300.0)
+    A[rng.random((L, L)) < 0.3] = -np.inf
+    A[np.diag_indices(L)] = 0.0
+    seqs = Sequences.from_list(X)
+    trans = np.flatnonzero(np.isfinite(A).reshape(-1))
+    layout = ParameterLayout(seqs.n_features, L, np.arange(seqs.n_features * L), trans,
+                             True, A_fixed=np.where(np.isfinite(A), 0.0, -np.inf))
+    flat = np.zeros(seqs.n_tokens, dtype=np.int32)      # label 0 everywhere: allowed
+    loss = CRFLoss(seqs.kernel_arrays(), flat, np.ones(len(X)), layout)
+    f, g = loss(layout.pack(W, np.where(np.isfinite(A), A, 0.0), start, end))
+    assert np.isfinite(f) and np.isfinite(g).all()
+    _, best = inference.viterbi(seqs.kernel_arrays(), Weights.from_arrays(W, A, start, end))
+    assert (loss.log_z >= best - 1e-9 * np.abs(best)).all()
+    for s, x in enumerate(X):
+        assert loss.log_z[s] == pytest.approx(naive.log_z(x, W, A, start, end), rel=1e-12)
