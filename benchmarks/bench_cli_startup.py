@@ -25,7 +25,7 @@ from datetime import date
 
 from _common import DEFAULT_DATA, machine
 
-from bench_crfpp import TEMPLATE, write_columns
+from bench_crfpp import write_problem
 
 
 def run_time(cmd, n=7):
@@ -44,11 +44,7 @@ def main():
     skcrf = [sys.executable, "-m", "skcrf"]
     print(f"# skcrf tag start-up and NumPy / Numba tagging — {date.today()} — {machine()}")
     with tempfile.TemporaryDirectory() as d:
-        train, test, tpl = (os.path.join(d, n) for n in ("train", "test", "template"))
-        write_columns(os.path.join(args.data, "esp.train"), train)
-        write_columns(os.path.join(args.data, "esp.testb"), test)
-        with open(tpl, "w") as fh:
-            fh.write(TEMPLATE)
+        train, test, tpl = write_problem(args.data, d)
         model = os.path.join(d, "model.skcrf")
         subprocess.run(skcrf + ["train", "-t", tpl, "-m", model, "-p", "2", train],
                        check=True, capture_output=True)

@@ -69,6 +69,17 @@ def write_columns(src, dst):
     return X, y
 
 
+def write_problem(data, directory):
+    """esp.train / esp.testb as CRF++ columns and the template, in ``directory``:
+    their paths ``(train, test, template)``."""
+    train, test, tpl = (os.path.join(directory, n) for n in ("train", "test", "template"))
+    write_columns(os.path.join(data, "esp.train"), train)
+    write_columns(os.path.join(data, "esp.testb"), test)
+    with open(tpl, "w") as fh:
+        fh.write(TEMPLATE)
+    return train, test, tpl
+
+
 def timed(cmd, **kw):
     t = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, **kw)
@@ -96,11 +107,7 @@ def main():
     print(f"# CRF++ vs skcrf, CoNLL-2002 Spanish, tutorial features as a CRF++ template, "
           f"-c {args.C} (c2 = {1 / (2 * args.C):g}) — {date.today()} — {machine()}")
     with tempfile.TemporaryDirectory() as d:
-        train, test, tpl = (os.path.join(d, n) for n in ("train", "test", "template"))
-        write_columns(os.path.join(args.data, "esp.train"), train)
-        write_columns(os.path.join(args.data, "esp.testb"), test)
-        with open(tpl, "w") as fh:
-            fh.write(TEMPLATE)
+        train, test, tpl = write_problem(args.data, d)
         n_test = sum(1 for line in open(test, encoding="utf-8") if line.strip())
         rows = {}
         # --- skcrf command line

@@ -329,10 +329,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         if monitor is not None and monitor.best_theta is not None and keep_best:
             theta, objective_value = monitor.best_theta, monitor.best_objective
             best = monitor.best_iteration
-        for term in terms:                  # free the evaluation buffers before
-            release = getattr(term, "release", None)   # the dense weights are made
-            if release is not None:
-                release()
+        # free the local terms' evaluation buffers before the dense weights are
+        # made (remote terms, see skcrf.dask, hold theirs on the workers)
+        for term in terms:
+            if hasattr(term, "release"):
+                term.release()
         W, A, start, end = layout.unpack(theta)
         # set fitted state only now, all at once: an interrupted fit leaves
         # the previous state untouched

@@ -16,12 +16,11 @@ from numba import njit
 from ._units import ABSENT as _ABSENT
 from ._units import MAX_OFFSET as _MAX_OFFSET
 from ._units import PAD as _PAD
+from ._units import SPLITMIX_GOLD, SPLITMIX_M1, SPLITMIX_M2
 
 _JIT = dict(cache=True, nogil=True, fastmath=False)
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2, _GOLD = np.uint64(SPLITMIX_M1), np.uint64(SPLITMIX_M2), np.uint64(SPLITMIX_GOLD)
 
 
 @njit(**_JIT)

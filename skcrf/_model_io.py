@@ -210,13 +210,11 @@ class Model:
     def arrays(self, X, engine="numba"):
         """Kernel arrays of raw sequences (characters or token tuples).
 
-        ``engine="numpy"`` computes them with NumPy alone; it returns None if
-        a template has no NumPy version."""
+        ``engine="numpy"`` computes them with NumPy alone (every template
+        must have a NumPy version: ``self.templates.has_numpy``)."""
         units = read_units(X, expect_kind=self.input_kind, expect_columns=self.n_columns)
         if engine == "numpy":
             keys = self.templates.keys_numpy(units)
-            if keys is None:
-                return None
             if self._sorted_vocab is None:
                 self._sorted_vocab = _numpy_tagger.SortedVocabulary(self.vocab_keys)
             indptr, indices = self._sorted_vocab.csr(keys)
@@ -238,6 +236,9 @@ class Model:
         if engine == "numpy" and decoding != "viterbi":
             raise ValueError("engine='numpy' decodes with Viterbi only; this model "
                              f"decodes with {decoding!r}: use engine='numba'.")
+        if engine == "numpy" and not self.templates.has_numpy:
+            raise ValueError("this model's templates have no NumPy version; "
+                             "use engine='numba'.")
         if engine != "auto":
             return engine
         if decoding != "viterbi" or not self.templates.has_numpy:
@@ -264,35 +265,24 @@ class Model:
         X = list(X)
         if self._engine(X, engine, self.decoding) == "numpy":
             arrays = self.arrays(X, engine="numpy")
-            if arrays is not None:
-                idx, _ = _numpy_tagger.viterbi(arrays, self.weights)
-                labels = [self.labels[i] for i in idx.tolist()]
-                return self._split(labels, arrays.offsets)
-            if engine == "numpy":
-                raise ValueError("this model's templates have no NumPy version; "
-                                 "use engine='numba'.")
-        from . import _inference as inference
-
-        arrays = self.arrays(X)
-        if self.decoding == "marginal":
-            P, _ = inference.marginals(arrays, self.weights, n_threads)
-            idx = P.argmax(axis=1) if P.size else np.zeros(0, np.int64)
+            idx, _ = _numpy_tagger.viterbi(arrays, self.weights)
         else:
-            idx, _ = inference.viterbi(arrays, self.weights, n_threads)
-        labels = [self.labels[i] for i in idx.tolist()]
-        return self._split(labels, arrays.offsets)
+            from . import _inference as inference
+
+            arrays = self.arrays(X)
+            if self.decoding == "marginal":
+                P, _ = inference.marginals(arrays, self.weights, n_threads)
+                idx = P.argmax(axis=1) if P.size else np.zeros(0, np.int64)
+            else:
+                idx, _ = inference.viterbi(arrays, self.weights, n_threads)
+        return self._split([self.labels[i] for i in idx.tolist()], arrays.offsets)
 
     def predict_with_probabilities(self, X, n_threads=1, engine="auto"):
         """``(labels, sequence log-probability, marginals)`` per sequence
         (Viterbi labels; ``engine`` as in :meth:`predict`)."""
         X = list(X)
-        arrays = None
         if self._engine(X, engine) == "numpy":
             arrays = self.arrays(X, engine="numpy")
-            if arrays is None and engine == "numpy":
-                raise ValueError("this model's templates have no NumPy version; "
-                                 "use engine='numba'.")
-        if arrays is not None:
             idx, score = _numpy_tagger.viterbi(arrays, self.weights)
             P, log_z = _numpy_tagger.marginals(arrays, self.weights)
         else:

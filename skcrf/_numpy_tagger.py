@@ -18,7 +18,8 @@ marginals, k-best and the word-segmentation templates, the Numba kernels.
 import numpy as np
 
 from ._arrays import KernelArrays, raise_if_no_path
-from ._units import ABSENT, MAX_OFFSET, PAD
+from ._units import (ABSENT, MAX_OFFSET, PAD, SPLITMIX_GOLD, SPLITMIX_M1,
+                     SPLITMIX_M2)
 
 __all__ = ["splitmix", "window_keys", "SortedVocabulary", "emissions", "viterbi",
            "marginals", "MAX_TOKENS"]
@@ -30,9 +31,7 @@ __all__ = ["splitmix", "window_keys", "SortedVocabulary", "emissions", "viterbi"
 #: figure is used, as NumPy's Viterbi loses ground with many labels)
 MAX_TOKENS = 200_000
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2, _GOLD = np.uint64(SPLITMIX_M1), np.uint64(SPLITMIX_M2), np.uint64(SPLITMIX_GOLD)
 _S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
 
 
@@ -128,7 +127,8 @@ class _Packed:
     tokens, then all second tokens, ...), so that each time step is one
     vectorised operation over the sequences still running.
 
-    ``rank`` of a sequence is its place in that order; ``running[t]``, how
+    ``rank`` of a sequence is its place in that order; ``seq``, the
+    sequence of every token (in token order); ``running[t]``, how
     many sequences are longer than t (always a prefix of the ranks);
     ``step0[t]``, the packed row of the first token at step t; ``packed``,
     the packed row of every token; ``last``, the packed row of each running
@@ -146,8 +146,8 @@ class _Packed:
             sorted_len[::-1], np.arange(self.max_t), side="right")
         self.step0 = np.zeros(self.max_t + 1, dtype=np.int64)
         np.cumsum(self.running, out=self.step0[1:])
-        seq, _, pos = _positions(offsets)
-        self.packed = self.step0[pos] + rank[seq]
+        self.seq, _, pos = _positions(offsets)            # of every token
+        self.packed = self.step0[pos] + rank[self.seq]
         self.n_run = int(self.running[0]) if self.max_t else 0
         self.last = self.step0[sorted_len[:self.n_run] - 1] + np.arange(self.n_run)
 
@@ -243,8 +243,6 @@ def marginals(arrays, weights):
     final = _logsumexp(la[pk.last] + end, axis=1)
     log_z[pk.order[:pk.n_run]] = final
     raise_if_no_path(np.isneginf(log_z), offsets)
-    seq = np.empty(n, dtype=np.int64)
-    seq[pk.packed] = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
     with np.errstate(invalid="ignore"):
-        P = np.exp(la + lb - log_z[seq][:, None])
-    return P[pk.packed], log_z
+        P = np.exp(la[pk.packed] + lb[pk.packed] - log_z[pk.seq][:, None])
+    return P, log_z

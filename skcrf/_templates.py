@@ -103,9 +103,9 @@ class Template:
 
     def keys_numpy(self, units, sources, source_row):
         """Its keys (n_tokens, n_slots) computed with NumPy alone, equal to
-        what :meth:`write_keys` writes; None if the template has no NumPy
-        version (then tagging uses the Numba kernels)."""
-        return None
+        what :meth:`write_keys` writes. Optional: a template that does not
+        override it has no NumPy version (then tagging uses the Numba kernels)."""
+        raise NotImplementedError
 
     def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         """Fill ``keys[:, slot0:slot0 + n_slots]`` for ``units``.
@@ -264,15 +264,11 @@ class TemplateSet:
         return all(type(t).keys_numpy is not Template.keys_numpy for t in self.templates)
 
     def keys_numpy(self, units):
-        """:meth:`keys` computed with NumPy alone, or None if a template has
-        no NumPy version."""
+        """:meth:`keys` computed with NumPy alone (only when :attr:`has_numpy`)."""
+        if not self.has_numpy:
+            raise ValueError("a template of this set has no NumPy version.")
         sources, row = self._sources(units)
-        cols = []
-        for t in self.templates:
-            k = t.keys_numpy(units, sources, row)
-            if k is None:
-                return None
-            cols.append(k)
+        cols = [t.keys_numpy(units, sources, row) for t in self.templates]
         if not cols:
             return np.zeros((units.n_tokens, 0), dtype=np.uint64)
         return np.ascontiguousarray(np.concatenate(cols, axis=1))

@@ -41,6 +41,10 @@ MAX_OFFSET = 100
 PAD = 1 << 62
 #: a source value meaning "no unit here": no feature
 ABSENT = 0
+#: the constants of the SplitMix64 finaliser that hashes feature keys (the
+#: Numba kernels of skcrf._feature_hashing and skcrf._numpy_tagger share them)
+SPLITMIX_GOLD, SPLITMIX_M1, SPLITMIX_M2 = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9,
+                                           0x94D049BB133111EB)
 
 
 def padding_id(distance_before=0, distance_after=0):

@@ -151,7 +151,7 @@ def tagger(tmp_path_factory):
     from sklearn.pipeline import make_pipeline
 
     from skcrf import LinearChainCRF, SequenceFeaturizer
-    from skcrf._model_io import read_model, save_model
+    from skcrf._model_io import save_model
 
     rng = np.random.default_rng(5)
     X = _random_tokens(rng, 120, vocab=30)

@@ -223,8 +223,8 @@ def test_partial_underflow_of_the_scaled_recursion_falls_back():
     start, end = np.zeros(L), np.zeros(L)
     layout = ParameterLayout(3, L, np.arange(3 * L), np.flatnonzero(allowed.reshape(-1)),
                              True, A_fixed=A)
-    loss = CRFLoss(Sequences.from_list(X).kernel_arrays(), np.array([2, 2, 2], np.int32),
-                   np.ones(1), layout)
+    loss = CRFLoss(Sequences.from_list(X).kernel_arrays(),
+                   np.concatenate(y).astype(np.int32), np.ones(1), layout)
     f, g = loss(layout.pack(W, np.zeros((L, L)), start, end))
     want = naive.log_z(X[0], W, A, start, end)
     assert want == pytest.approx(1200.0, abs=1e-9)
