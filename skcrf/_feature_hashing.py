@@ -50,41 +50,129 @@ def _probe(table, key):
     return i
 
 
-@njit(**_JIT)
-def count_keys(keys, table):
-    """Insert every non-zero key of ``keys`` (n_rows, n_slots) into ``table``
-    (width 3: key, count, first flat position).
+class KeyIndex:
+    """The distinct keys of a (n_rows, n_slots) key matrix, numbered in order of
+    first occurrence, and the matrix itself as CSR rows of those numbers.
 
-    Returns the number of distinct keys, or -1 when the table would become
-    more than half full (the caller retries with a bigger one).
+    Built in one pass (:func:`index_keys`): every key is probed once, so fit
+    needs no second look-up pass. Attributes: ``keys`` (n,) uint64 in column
+    order, ``counts`` and ``first`` (flat position ``row * n_slots + slot`` of
+    the first occurrence) per column, ``indptr`` / ``indices`` (int32) of the
+    rows, and ``table``, a look-up table (width 2: key, column) of all the keys.
+    """
+
+    __slots__ = ("keys", "counts", "first", "indptr", "indices", "table")
+
+    def __init__(self, keys, counts, first, indptr, indices, table):
+        self.keys, self.counts, self.first = keys, counts, first
+        self.indptr, self.indices, self.table = indptr, indices, table
+
+    def keep(self, mask):
+        """Only the columns where ``mask`` holds, renumbered in order; the
+        table no longer matches and is dropped (None)."""
+        remap = np.cumsum(mask, dtype=np.int64) - 1
+        remap[~mask] = -1
+        indptr, indices = _remap_csr(self.indptr, self.indices, remap)
+        return KeyIndex(self.keys[mask], self.counts[mask], self.first[mask], indptr,
+                        indices, None)
+
+
+def index_keys(keys, initial_size=None):
+    """:class:`KeyIndex` of the non-zero keys of ``keys`` (n_rows, n_slots).
+
+    The hash table starts at ``initial_size`` rows (default: a sixteenth of
+    the occurrences) and doubles when half full (the keys seen so far are
+    re-inserted), so its size follows the number of distinct keys, not of
+    occurrences.
     """
     n_rows, n_slots = keys.shape
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    nnz = int(np.count_nonzero(keys))
+    indices = np.empty(nnz, dtype=np.int32)
+    if initial_size is None:
+        initial_size = max(1 << 12, nnz // 16)
+    table = new_table(initial_size // 2, width=2)
+    cap = table.shape[0] // 2
+    col_keys = np.empty(cap, dtype=np.uint64)
+    counts = np.empty(cap, dtype=np.int64)
+    first = np.empty(cap, dtype=np.int64)
+    r, n_cols = 0, 0
+    while True:
+        r, n_cols = _index_rows(keys, r, table, col_keys, counts, first, indptr, indices,
+                                n_cols)
+        if r == n_rows:
+            break
+        table = np.zeros((2 * table.shape[0], 2), dtype=np.uint64)
+        cap = table.shape[0] // 2
+        col_keys, counts, first = (_grown(a, cap) for a in (col_keys, counts, first))
+        _reinsert(col_keys, n_cols, table)
+    if n_cols >= 2 ** 31:
+        raise ValueError(f"{n_cols} distinct features: more than int32 columns hold.")
+    return KeyIndex(col_keys[:n_cols].copy(), counts[:n_cols].copy(),
+                    first[:n_cols].copy(), indptr, indices, table)
+
+
+def _grown(a, size):
+    out = np.empty(size, dtype=a.dtype)
+    out[:a.size] = a
+    return out
+
+
+@njit(**_JIT)
+def _index_rows(keys, r0, table, col_keys, counts, first, indptr, indices, n_cols):
+    """Number the keys of rows r0.. (see :func:`index_keys`); stops before a
+    row that could fill the table past half. Returns (next row, columns)."""
+    n_rows, n_slots = keys.shape
     limit = table.shape[0] // 2
-    filled = 0
-    for r in range(n_rows):
+    nnz = indptr[r0]
+    for r in range(r0, n_rows):
+        if n_cols + n_slots > limit:
+            return r, n_cols
         for s in range(n_slots):
             k = keys[r, s]
             if k == np.uint64(0):
                 continue
             i = _probe(table, k)
             if table[i, 0] == np.uint64(0):
-                filled += 1
-                if filled > limit:
-                    return -1
                 table[i, 0] = k
-                table[i, 2] = np.uint64(r * n_slots + s)
-            table[i, 1] += np.uint64(1)
-    return filled
+                table[i, 1] = np.uint64(n_cols)
+                col_keys[n_cols] = k
+                counts[n_cols] = 0
+                first[n_cols] = r * n_slots + s
+                c = n_cols
+                n_cols += 1
+            else:
+                c = np.int64(table[i, 1])
+            counts[c] += 1
+            indices[nnz] = c
+            nnz += 1
+        indptr[r + 1] = nnz
+    return n_rows, n_cols
 
 
-def count_all(keys):
-    """Table of distinct keys with counts and first positions, grown as needed."""
-    guess = max(16, int(np.count_nonzero(keys[: min(len(keys), 20000)])) * 4)
-    while True:
-        table = new_table(guess, width=3)
-        if count_keys(keys, table) >= 0:
-            return table
-        guess *= 4
+@njit(**_JIT)
+def _reinsert(col_keys, n_cols, table):
+    for c in range(n_cols):
+        i = _probe(table, col_keys[c])
+        table[i, 0] = col_keys[c]
+        table[i, 1] = np.uint64(c)
+
+
+@njit(**_JIT)
+def _remap_csr(indptr, indices, remap):
+    """CSR rows with every column ``c`` renamed ``remap[c]`` and dropped where
+    that is negative."""
+    out_ptr = np.zeros(indptr.size, dtype=np.int64)
+    out = np.empty(indices.size, dtype=np.int32)
+    nnz = 0
+    for r in range(indptr.size - 1):
+        for j in range(indptr[r], indptr[r + 1]):
+            c = remap[indices[j]]
+            if c >= 0:
+                out[nnz] = c
+                nnz += 1
+        out_ptr[r + 1] = nnz
+    return out_ptr, out[:nnz].copy()
 
 
 @njit(**_JIT)
@@ -199,6 +287,37 @@ def window_keys(sources, offsets, part_src, part_off, tid, keys, slot):
                     h = _splitmix(h ^ np.uint64(u))
                 if not absent:
                     keys[t0 + t, slot] = _finish(h)
+
+
+@njit(**_JIT)
+def windows_keys(sources, offsets, part_src, part_off, n_parts, tids, slots, keys):
+    """Keys of several window templates at once (template j: ``n_parts[j]``
+    parts ``part_src[j, :]`` / ``part_off[j, :]``, id ``tids[j]``, into
+    ``keys[:, slots[j]]``), the same keys as :func:`window_keys` gives each.
+
+    One pass over the tokens that fills each token's slots together: the
+    writes stay within a row of ``keys`` instead of striding down a column
+    once per template.
+    """
+    n_tpl = tids.size
+    h0 = np.empty(n_tpl, dtype=np.uint64)
+    for j in range(n_tpl):
+        h0[j] = _splitmix(np.uint64(tids[j]))
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        for t in range(T):
+            for j in range(n_tpl):
+                h = h0[j]
+                absent = False
+                for k in range(n_parts[j]):
+                    u = _unit_at(sources[part_src[j, k]], t0, T, t + part_off[j, k])
+                    if u == ABSENT:
+                        absent = True
+                        break
+                    h = _splitmix(h ^ np.uint64(u))
+                if not absent:
+                    keys[t0 + t, slots[j]] = _finish(h)
 
 
 @njit(**_JIT)

@@ -200,30 +200,29 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
             raise ValueError("X is empty: need at least one sequence to fit.")
         templates = self._make_templates(units)
         keys = templates.keys(units, fitting=True)
-        table = H.count_all(keys)
-        counts = table[:, 1].astype(np.int64)
-        first = table[:, 2].astype(np.int64)
-        used = np.flatnonzero(table[:, 0])
-        used = used[counts[used] >= self.min_freq]
-        # columns in order of first occurrence: deterministic and readable
-        used = used[np.argsort(first[used], kind="stable")]
-        vocab_keys = np.ascontiguousarray(table[used, 0])
-        rows, slots = np.divmod(first[used], keys.shape[1])
+        n_slots = keys.shape[1]
+        index = H.index_keys(keys)       # columns in order of first occurrence
+        del keys
+        if self.min_freq > 1:
+            index = index.keep(index.counts >= self.min_freq)
+        rows, slots = np.divmod(index.first, n_slots)
         codes, strings = templates.unit_codes(units, rows, slots)
 
         self.input_kind_ = units.kind
         self.n_columns_ = units.n_columns
-        self.n_features_out_ = int(vocab_keys.size)
-        self.feature_counts_ = counts[used]
+        self.n_features_out_ = int(index.keys.size)
+        self.feature_counts_ = index.counts
         self._templates_ = templates
-        self._vocab_keys_ = vocab_keys
+        self._vocab_keys_ = index.keys
         self._feature_slots_ = slots.astype(np.int32)
         self._feature_codes_ = codes
         self._feature_strings_ = strings
         self.__dict__.pop("_lookup_table", None)
+        if index.table is not None:     # fit's table is the look-up table of the vocabulary
+            self.__dict__["_lookup_table"] = index.table
         if not keep:
             return None
-        return self._to_sequences(keys, units)
+        return self._csr_sequences(index.indptr, index.indices, units)
 
     # ------------------------------------------------------ transform
     def transform(self, X):
@@ -245,9 +244,12 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
 
     def _to_sequences(self, keys, units):
         indptr, indices = H.keys_to_csr(keys, self._lookup())
+        return self._csr_sequences(indptr, indices, units)
+
+    def _csr_sequences(self, indptr, indices, units):
         X = sp.csr_matrix(
             (np.ones(indices.size), indices, indptr),
-            shape=(keys.shape[0], self.n_features_out_),
+            shape=(units.n_tokens, self.n_features_out_),
         )
         return Sequences._from_unique_csr(X, units.lengths)
 

@@ -93,10 +93,9 @@ def _partition_stats(featurizer, part):
         return {"kind": "dict", "keys": vocab.keys, "counts": counts, "labels": labels,
                 "n_sequences": len(X), "n_tokens": sum(map(len, X))}
     units, templates, keys = _template_keys(featurizer, X)
-    table = H.count_all(keys)
-    used = np.flatnonzero(table[:, 0])
-    return {"kind": "templates", "keys": table[used, 0], "counts": table[used, 1].astype(np.int64),
-            "first": table[used, 2].astype(np.int64), "n_slots": keys.shape[1],
+    index = H.index_keys(keys)
+    return {"kind": "templates", "keys": index.keys, "counts": index.counts,
+            "first": index.first, "n_slots": keys.shape[1],
             "labels": labels, "n_sequences": units.n_sequences, "n_tokens": units.n_tokens,
             "input_kind": units.kind, "n_columns": units.n_columns}
 

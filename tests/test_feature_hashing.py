@@ -1,0 +1,121 @@
+"""The one-pass key indexer against a plain Python dictionary."""
+
+import numpy as np
+import pytest
+
+from skcrf import _feature_hashing as H
+
+
+def _reference(keys):
+    cols, counts, first = {}, [], []
+    indptr, indices = [0], []
+    for r, row in enumerate(keys.tolist()):
+        for s, k in enumerate(row):
+            if k == 0:
+                continue
+            if k not in cols:
+                cols[k] = len(cols)
+                counts.append(0)
+                first.append(r * keys.shape[1] + s)
+            counts[cols[k]] += 1
+            indices.append(cols[k])
+        indptr.append(len(indices))
+    return list(cols), counts, first, indptr, indices
+
+
+@pytest.mark.parametrize("initial_size", [2, 16, 1 << 16])
+def test_index_keys_numbers_keys_in_first_occurrence_order(initial_size):
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 300, size=(500, 7)).astype(np.uint64)   # 0 = no feature
+    keys[:, 3] = 0
+    ref_keys, counts, first, indptr, indices = _reference(keys)
+    index = H.index_keys(keys, initial_size=initial_size)   # 2 and 16: grows many times
+    assert index.keys.tolist() == ref_keys
+    assert index.counts.tolist() == counts
+    assert index.first.tolist() == first
+    assert index.indptr.tolist() == indptr
+    assert index.indices.tolist() == indices
+    assert index.indices.dtype == np.int32
+    # the table looks every key up to its column
+    lookup_indptr, lookup_indices = H.keys_to_csr(keys, index.table)
+    assert lookup_indptr.tolist() == indptr and lookup_indices.tolist() == indices
+
+
+def test_index_keys_keep_renumbers_and_drops_columns():
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 50, size=(200, 5)).astype(np.uint64)
+    index = H.index_keys(keys, initial_size=4)
+    mask = index.counts >= 20
+    kept = index.keep(mask)
+    assert kept.table is None
+    assert kept.keys.tolist() == index.keys[mask].tolist()
+    new_col = {int(k): i for i, k in enumerate(kept.keys)}
+    for r in range(keys.shape[0]):
+        want = [new_col[int(k)] for k in keys[r] if k != 0 and int(k) in new_col]
+        assert kept.indices[kept.indptr[r]:kept.indptr[r + 1]].tolist() == want
+
+
+def test_index_keys_of_no_keys():
+    index = H.index_keys(np.zeros((3, 2), dtype=np.uint64))
+    assert index.keys.size == 0 and index.indices.size == 0
+    assert index.indptr.tolist() == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("X", [["上海浦东开发与法制建设同步", "", "一", "中文分词很有意思"],
+                               [["Madrid", "NP"], ["en", "PREP"], [".", "Fp"]]])
+def test_window_templates_in_one_pass_give_each_templates_keys(X):
+    """TemplateSet.keys fills all window templates in one pass; each column must
+    equal what the template's own write_keys gives."""
+    from skcrf import SequenceFeaturizer
+    from skcrf._units import read_units
+
+    if isinstance(X[1], list):
+        X = [X, X[:1]]
+    f = SequenceFeaturizer(char_classes=isinstance(X[0], str))
+    units = read_units(X)
+    tset = f._make_templates(units)
+    assert sum(type(t).__name__ == "Window" for t in tset.templates) > 3
+    together = tset.keys(units)
+    sources, row = tset._sources(units)
+    one_by_one = np.zeros_like(together)
+    for t, s0 in zip(tset.templates, tset.slot0[:-1]):
+        t.write_keys(units, sources, row, one_by_one, int(s0))
+    assert np.count_nonzero(together) > 0
+    np.testing.assert_array_equal(together, one_by_one)
+
+
+@pytest.mark.parametrize("values", [[], [5], [3, 1, 3, 0, 7], [2**40, 3, 2**40],
+                                    [-1, 4, -1], list(range(1000, 0, -3)) * 2])
+def test_unique_inverse_is_numpys(values):
+    from skcrf._units import unique_inverse
+
+    values = np.array(values, dtype=np.int64)
+    uniq, inv = unique_inverse(values)
+    want_uniq, want_inv = np.unique(values, return_inverse=True)
+    assert uniq.tolist() == want_uniq.tolist()
+    assert inv.tolist() == want_inv.reshape(-1).tolist()
+
+
+def test_accessor_variety_counts_distinct_neighbours_as_python_does():
+    from skcrf._cws_features import _ngram_key, accessor_variety
+
+    rng = np.random.default_rng(3)
+    texts = ["".join(rng.choice(list("abcde"), size=rng.integers(0, 12))) for _ in range(60)]
+    cps = np.array([ord(c) for t in texts for c in t], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum([len(t) for t in texts])]).astype(np.int64)
+    keys, av = accessor_variety(cps, offsets, 4)
+    got = dict(zip(keys.tolist(), av.tolist()))
+    left, right = {}, {}
+    for k, t in enumerate(texts):
+        for n in range(2, 5):
+            for i in range(len(t) - n + 1):
+                g = t[i:i + n]
+                # a sequence boundary is a new neighbour each time
+                left.setdefault(g, set()).add(t[i - 1] if i else ("^", k, i))
+                right.setdefault(g, set()).add(t[i + n] if i + n < len(t) else ("$", k, i))
+    assert len(got) == len(left)
+    for g in left:
+        start = offsets[[k for k, t in enumerate(texts) if g in t][0]]
+        t = next(t for t in texts if g in t)
+        key = int(_ngram_key(cps, int(start) + t.index(g), len(g)))
+        assert got[key] == min(len(left[g]), len(right[g])), g
