@@ -77,6 +77,16 @@ CONFIGS = {
     "cls_words_av_unl": ("BB2B3MES", 0.3, {"char_classes": True, "words": True,
                                            "accessor_variety": 5, "unlabeled": True}, None),
     "cls_c03": ("BB2B3MES", 0.3, {"char_classes": True}, None),
+    # the WordSegmenter defaults (dict_av5_cls) at other c2, with the dev text
+    # as unlabeled text, and with fewer jackknife folds
+    "dict_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True}, 1),
+    "dict_av5_cls_unl": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True,
+                                           "unlabeled": True}, 1),
+    "av5_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                          "unlabeled": True}, None),
+    "av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True}, None),
+    "dict3_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                            "dictionary_folds": 3}, 1),
 }
 
 

@@ -23,7 +23,7 @@ from numba import njit
 
 from . import _feature_hashing as H
 from ._templates import Template, _template_id, register_template
-from ._units import ABSENT, register_source, stable_id
+from ._units import ABSENT, register_source, stable_id, unique_inverse
 
 __all__ = ["CWS_CLASSES", "DictionaryMatches", "DictionaryWords", "AccessorVariety",
            "cws_class"]
@@ -64,7 +64,7 @@ def _normalised(ch):
 
 def _per_char(units, fn):
     cps = units.ids[0]
-    uniq, inv = np.unique(cps, return_inverse=True)
+    uniq, inv = unique_inverse(cps)
     vals = np.array([fn(chr(c)) for c in uniq], dtype=np.int64)
     return vals[inv.reshape(-1)] if cps.size else cps
 
@@ -284,23 +284,23 @@ def accessor_variety(cps, offsets, max_n):
         n_occ = int(max(0, (np.diff(offsets) - n + 1).clip(0).sum()))
         if n_occ == 0:
             continue
-        grams = H.new_table(n_occ, width=1)
-        lav = np.zeros(grams.shape[0], dtype=np.int64)
-        rav = np.zeros(grams.shape[0], dtype=np.int64)
+        grams = H.new_table(n_occ, width=3)          # n-gram key, left AV, right AV
         pairs = H.new_table(2 * n_occ, width=1)
-        _av_counts(cps, offsets, n, grams, lav, rav, pairs)
+        _av_counts(cps, offsets, n, grams, pairs)
         used = np.flatnonzero(grams[:, 0])
         all_keys.append(grams[used, 0])
-        all_av.append(np.minimum(lav[used], rav[used]))
+        all_av.append(np.minimum(grams[used, 1], grams[used, 2]).astype(np.int64))
     if not all_keys:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     return np.concatenate(all_keys), np.concatenate(all_av)
 
 
 @njit(**_JIT)
-def _av_counts(cps, offsets, n, grams, lav, rav, pairs):
-    """Distinct left / right neighbours of every n-gram (sequence boundaries
-    count as distinct each time)."""
+def _av_counts(cps, offsets, n, grams, pairs):
+    """Distinct left / right neighbours of every n-gram into ``grams[:, 1]`` /
+    ``grams[:, 2]`` (sequence boundaries count as distinct each time);
+    ``pairs`` is the set of (n-gram, neighbour) pairs seen."""
+    one = np.uint64(1)
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
         for i in range(a, b - n + 1):
@@ -308,24 +308,24 @@ def _av_counts(cps, offsets, n, grams, lav, rav, pairs):
             slot = H._probe(grams, g)
             grams[slot, 0] = g
             if i == a:
-                lav[slot] += 1
+                grams[slot, 1] += one
             else:
-                pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + np.uint64(1)))
-                pk = pk if pk != np.uint64(0) else np.uint64(1)
+                pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + one))
+                pk = pk if pk != np.uint64(0) else one
                 j = H._probe(pairs, pk)
                 if pairs[j, 0] == np.uint64(0):
                     pairs[j, 0] = pk
-                    lav[slot] += 1
+                    grams[slot, 1] += one
             if i + n == b:
-                rav[slot] += 1
+                grams[slot, 2] += one
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i + n]) + np.uint64(2)))
                 pk = pk ^ np.uint64(0x5555555555555555)
-                pk = pk if pk != np.uint64(0) else np.uint64(1)
+                pk = pk if pk != np.uint64(0) else one
                 j = H._probe(pairs, pk)
                 if pairs[j, 0] == np.uint64(0):
                     pairs[j, 0] = pk
-                    rav[slot] += 1
+                    grams[slot, 2] += one
 
 
 @njit(**_JIT)

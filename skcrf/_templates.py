@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _units
 from ._arrays import sequence_of
-from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id
+from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id, unique_inverse
 
 __all__ = ["Template", "Window", "TemplateSet", "check_offset", "register_template",
            "template_from_state"]
@@ -254,8 +254,23 @@ class TemplateSet:
         """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none)."""
         keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64)
         sources, row = self._sources(units)
-        for t, s0 in zip(self.templates, self.slot0[:-1]):
-            t.write_keys(units, sources, row, keys, int(s0), fitting=fitting)
+        windows = [j for j, t in enumerate(self.templates) if type(t) is Window]
+        if len(windows) > 1:                # all window templates in one pass
+            n = max(len(self.templates[j].parts) for j in windows)
+            src = np.zeros((len(windows), max(n, 1)), dtype=np.int64)
+            off = np.zeros_like(src)
+            n_parts = np.zeros(len(windows), dtype=np.int64)
+            for i, j in enumerate(windows):
+                s, o = self.templates[j]._parts_arrays(row)
+                src[i, :s.size], off[i, :s.size], n_parts[i] = s, o, s.size
+            tids = np.array([_template_id(self.templates[j].description())
+                             for j in windows], dtype=np.int64)
+            _kernels().windows_keys(sources, units.offsets, src, off, n_parts, tids,
+                                    self.slot0[windows], keys)
+        done = set(windows) if len(windows) > 1 else set()
+        for j, (t, s0) in enumerate(zip(self.templates, self.slot0[:-1])):
+            if j not in done:
+                t.write_keys(units, sources, row, keys, int(s0), fitting=fitting)
         return keys
 
     @property
@@ -318,7 +333,7 @@ class TemplateSet:
             mine = real & (src_of == k)
             if not mine.any():
                 continue
-            uniq, inv = np.unique(ids[mine], return_inverse=True)
+            uniq, inv = unique_inverse(ids[mine])
             codes[mine] = len(strings) + inv.reshape(-1)
             strings.extend(units.describe(key, uniq.tolist()))
         pad = (src_of >= 0) & (ids >= PAD)

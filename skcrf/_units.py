@@ -207,6 +207,23 @@ class Units:
         return self._cache[cache_key]
 
 
+def unique_inverse(values):
+    """``np.unique(values, return_inverse=True)`` for a 1-D int64 array, in time
+    linear in its size and range when the values are small non-negative
+    integers (code points, ids of a vocabulary), by sort otherwise."""
+    values = np.asarray(values, dtype=np.int64).reshape(-1)
+    if values.size == 0:
+        return values.copy(), np.zeros(0, dtype=np.int64)
+    lo, hi = int(values.min()), int(values.max())
+    if lo < 0 or hi > 4 * values.size + (1 << 16):
+        return np.unique(values, return_inverse=True)
+    seen = np.zeros(hi + 1, dtype=np.bool_)
+    seen[values] = True
+    uniq = np.flatnonzero(seen)
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return uniq, rank[values]
+
+
 # ------------------------------------------------------------------ readers
 def _read_column(units, c):
     if not 0 <= c < units.n_columns:
@@ -218,7 +235,7 @@ def _read_column(units, c):
 def _read_type(units):
     if units.kind == "chars":
         cps = units.ids[0]
-        uniq, inv = np.unique(cps, return_inverse=True)
+        uniq, inv = unique_inverse(cps)
         utype = np.array([CHAR_TYPES.index(char_type(chr(c))) + 1 for c in uniq],
                          dtype=np.int64)
         return utype[inv.reshape(-1)] if cps.size else cps
