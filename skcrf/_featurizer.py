@@ -58,7 +58,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         (``w_begin2=上海``). Each word gets its own weights.
     dictionary_folds : int, default=10
         Jackknifed dictionary features while fitting: the training sequences
-        are split into this many folds, and a sequence sees only dictionary
+        are split into this many contiguous blocks (folds; contiguous so that
+        a document's recurring names fall in one), and a sequence sees only dictionary
         words that also occur in another fold. With a dictionary of the
         training words, a training sentence then sees its rare words missing
         as new text will, instead of a dictionary that knows every word (which
@@ -69,6 +70,12 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         right neighbours, Feng et al. 2004) of the n-grams of length 2 to this
         one that start and end at each position, computed on the training
         text plus ``unlabeled_text``.
+    accessor_variety_folds : int, default=1
+        Jackknifed accessor variety while fitting, as ``dictionary_folds``
+        does for the dictionary: a training sequence reads the statistics of
+        the other contiguous folds (plus ``unlabeled_text``), so that a word
+        seen only in its own document looks as unknown as a new word will.
+        1: every sequence reads the statistics of all the training text.
     unlabeled_text : list of str, default=None
         More raw text for the accessor-variety statistics (e.g. the text to
         be segmented later).
@@ -138,6 +145,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         "dictionary_words": ["boolean"],
         "dictionary_folds": [Interval(Integral, 1, None, closed="left")],
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
+        "accessor_variety_folds": [Interval(Integral, 1, None, closed="left")],
         "unlabeled_text": [None, "array-like"],
         "char_classes": ["boolean"],
         "template": [None, str],
@@ -158,6 +166,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         dictionary_words=False,
         dictionary_folds=10,
         accessor_variety=None,
+        accessor_variety_folds=1,
         unlabeled_text=None,
         char_classes=False,
         template=None,
@@ -174,6 +183,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self.dictionary_words = dictionary_words
         self.dictionary_folds = dictionary_folds
         self.accessor_variety = accessor_variety
+        self.accessor_variety_folds = accessor_variety_folds
         self.unlabeled_text = unlabeled_text
         self.char_classes = char_classes
         self.template = template
@@ -206,7 +216,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         if self.min_freq > 1:
             index = index.keep(index.counts >= self.min_freq)
         rows, slots = np.divmod(index.first, n_slots)
-        codes, strings = templates.unit_codes(units, rows, slots)
+        codes, strings = templates.unit_codes(units, rows, slots, keys=index.keys)
 
         self.input_kind_ = units.kind
         self.n_columns_ = units.n_columns
@@ -334,7 +344,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
             raise TypeError(f"unlabeled_text must hold str, got {type(bad[0]).__name__}.")
         cps = units.ids[0]
         texts = [cps[units.offsets[i]:units.offsets[i + 1]] for i in range(units.n_sequences)]
-        return AccessorVariety(texts, extra, max_n=self.accessor_variety)
+        return AccessorVariety(texts, extra, max_n=self.accessor_variety,
+                               folds=self.accessor_variety_folds)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

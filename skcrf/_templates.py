@@ -91,10 +91,11 @@ class Template:
     def from_state(cls, state, arrays):
         raise NotImplementedError
 
-    def feature_values(self, units, rows, subs):
+    def feature_values(self, units, rows, subs, keys=None):
         """For a template without ``parts`` whose features carry a value (a bin,
         say): the value of the features first seen at token ``rows`` in slots
-        ``subs``, as strings for their names; None when there is none."""
+        ``subs`` (their keys: ``keys``, when known), as strings for their
+        names; None when there is none."""
         return None
 
     def description(self):
@@ -293,14 +294,16 @@ class TemplateSet:
         tpl = np.searchsorted(self.slot0, slots, side="right") - 1
         return tpl, slots - self.slot0[tpl]
 
-    def unit_codes(self, units, rows, slots):
+    def unit_codes(self, units, rows, slots, keys=None):
         """What each feature read, as codes into a table of readable strings.
 
         For features first seen at token ``rows`` in ``slots``, returns
         ``(codes, strings)``: ``codes`` (n, n_parts) int32 where a value
         ``c >= 0`` is ``strings[c]``, ``-d`` is padding ``d`` units before the
         sequence and ``-(MAX_OFFSET + d)`` padding ``d`` units after it.
-        Only the strings of these features are kept.
+        Only the strings of these features are kept. ``keys``, the features'
+        keys, lets a template name a feature by what it wrote rather than by
+        re-reading the text (a jackknifed template read other statistics).
         """
         n = rows.size
         codes = np.full((n, self.n_parts), _NO_VALUE, dtype=np.int32)
@@ -319,7 +322,8 @@ class TemplateSet:
         strings = []
         for i, t in enumerate(self.templates):
             sel = np.flatnonzero(tpl == i) if not t.parts else np.zeros(0, np.int64)
-            values = t.feature_values(units, rows[sel], slots[sel] - self.slot0[i]) \
+            values = t.feature_values(units, rows[sel], slots[sel] - self.slot0[i],
+                                      keys=None if keys is None else keys[sel]) \
                 if sel.size else None
             if values is not None:
                 table = {}

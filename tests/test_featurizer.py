@@ -76,8 +76,9 @@ def test_dictionary_features_on_a_hand_checked_sentence():
 
 
 def test_jackknifed_dictionary_features_hide_words_of_the_sentences_own_fold():
-    # 3 folds: sentence i is in fold i % 3. 上海 occurs in folds 0 and 1, 北京
-    # only in fold 2: while fitting, sentence 2 does not see 北京; transform does
+    # 3 contiguous folds of 4 sentences: 0, 0, 1, 2. 上海 occurs in folds 0 and
+    # 2, 北京 only in fold 1: while fitting, sentence 2 does not see 北京;
+    # transform does
     f = only(dictionary=["上海", "北京"], dictionary_folds=3)
     X = f.fit_transform(["上海", "上海", "北京", "上海"])
     assert names_at(f, X, 0, 0) == {"dict_begin_len2"}
@@ -86,6 +87,18 @@ def test_jackknifed_dictionary_features_hide_words_of_the_sentences_own_fold():
     assert names_at(f, Z, 0, 0) == {"dict_begin_len2"}
     # fit + transform of the training text is not jackknifed; fit_transform is
     assert f.transform(["上海", "上海", "北京"])[2].nnz == 2
+
+
+def test_jackknife_folds_are_contiguous_blocks():
+    from skcrf._cws_features import jackknife_folds
+
+    assert jackknife_folds(7, 3).tolist() == [0, 0, 0, 1, 1, 2, 2]
+    assert jackknife_folds(2, 3).tolist() == [0, 1]
+    assert jackknife_folds(0, 3).tolist() == []
+    # a word recurring in neighbouring sentences stays unknown to its own fold
+    f = only(dictionary=["上海"], dictionary_folds=2)
+    X = f.fit_transform(["上海", "上海", "北京", "北京"])
+    assert names_at(f, X, 0, 0) == set() and names_at(f, X, 1, 0) == set()
 
 
 def test_accessor_variety_bins_by_hand():
@@ -100,6 +113,25 @@ def test_accessor_variety_bins_by_hand():
     g = only(accessor_variety=2, unlabeled_text=["上海们", "去上海市"])
     Z = g.fit_transform(["上海市", "在上海人", "到上海"])
     assert names_at(g, Z, 0, 0) == {"av_begin_len2=2"}   # 5 left, 4 right -> 4 -> bin 2
+
+
+def test_jackknifed_accessor_variety_reads_the_other_folds():
+    X = ["在上海", "到上海市", "去北京", "在北京人"]
+    # 2 folds: sentences 0-1 and 2-3. 上海 occurs only in fold 0, 北京 only in
+    # fold 1: while fitting, each is unknown (bin 0) to its own sentences
+    f = only(accessor_variety=2, accessor_variety_folds=2)
+    Z = f.fit_transform(X)
+    assert names_at(f, Z, 0, 1) == {"av_begin_len2=0", "av_end_len2=0"}
+    assert names_at(f, Z, 2, 1) == {"av_begin_len2=0", "av_end_len2=0"}
+    # 在上 reads fold 1's 在北 statistics? no: 在上 itself never occurs there -> 0
+    assert names_at(f, Z, 0, 0) == {"av_begin_len2=0"}
+    # unlabeled text is every fold's: with 上海 in it, fold 0 sees its contexts there
+    g = only(accessor_variety=2, accessor_variety_folds=2, unlabeled_text=["从上海来", "向上海去"])
+    W = g.fit_transform(X)
+    assert names_at(g, W, 0, 1) == {"av_begin_len2=1", "av_end_len2=0"}   # 从/向, 来/去
+    # not jackknifed: the sentence's own contexts count (上海: 在, 到 / </s>, 市)
+    h = only(accessor_variety=2)
+    assert names_at(h, h.fit_transform(X), 0, 1) == {"av_begin_len2=1", "av_end_len2=0"}
 
 
 def test_dictionary_matches_do_not_cross_sentences():
