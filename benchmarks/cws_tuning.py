@@ -85,6 +85,20 @@ CONFIGS = {
     "av5_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                           "unlabeled": True}, None),
     "av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True}, None),
+    # after the switch to contiguous jackknife folds (dictionary) and the
+    # jackknifed accessor variety ("javN": N folds)
+    "cdict_av5_cls": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True}, 1),
+    "cdict_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True}, 1),
+    "jav10_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                        "accessor_variety_folds": 10}, None),
+    "cdict_jav10_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                              "accessor_variety_folds": 10}, 1),
+    "jav10_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                            "accessor_variety_folds": 10, "unlabeled": True},
+                          None),
+    "cdict_jav10_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                  "accessor_variety_folds": 10,
+                                                  "unlabeled": True}, 1),
     "dict3_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                             "dictionary_folds": 3}, 1),
 }

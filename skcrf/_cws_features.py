@@ -259,16 +259,21 @@ class AccessorVariety(Template):
         lengths = [len(s) for s in sequences] + np.diff(extra_offsets).tolist()
         cps = np.concatenate([np.asarray(s, dtype=np.int64) for s in sequences] + [extra])
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-        self.table, self.n_ngrams = self._table(cps, offsets)
-        self._digest = stable_id(f"{cps.size}|{int(self.table[:1000, 0].sum())}")
-        self._extra = (extra, extra_offsets)      # for the jackknife; not saved
-
-    def _table(self, cps, offsets):
-        keys, av = accessor_variety(cps, offsets, self.max_n)
+        seq_fold = None
+        if self.folds > 1:
+            seq_fold = np.concatenate([jackknife_folds(len(sequences), self.folds),
+                                       np.full(len(extra_offsets) - 1, -1, np.int64)])
+        stats = accessor_variety(cps, offsets, self.max_n, seq_fold, self.n_bins)
+        keys, av = stats[:2]
         keep = av >= 2                      # AV 1 is the bin of unknown n-grams
-        table = H.new_table(int(keep.sum()), width=2)
-        H.build_lookup_values(keys[keep], av[keep].astype(np.uint64), table)
-        return table, int(keep.sum())
+        self.n_ngrams = int(keep.sum())
+        self.table = H.new_table(self.n_ngrams, width=2)
+        H.build_lookup_values(keys[keep], av[keep].astype(np.uint64), self.table)
+        self._digest = stable_id(f"{cps.size}|{int(keys[:1000].sum()) if keys.size else 0}")
+        if seq_fold is not None:            # for fit_transform only; not saved
+            self._fold_table = H.new_table(stats[2].size, width=2)
+            H.build_lookup_values(stats[2], stats[3].astype(np.uint64), self._fold_table)
+            self._n_train = (len(sequences), int(offsets[len(sequences)]))
 
     def description(self):
         return f"av|{self.max_n}|{self.n_bins}|{self._digest:x}"
@@ -277,26 +282,17 @@ class AccessorVariety(Template):
         if units.kind != "chars":
             raise ValueError("accessor variety features need character input.")
         tids = self._tids()
-        cps, offsets = units.ids[0], units.offsets
-        extra = getattr(self, "_extra", None)
-        if not (fitting and self.folds > 1 and extra is not None):
-            _av_keys(cps, offsets, self.table, self.max_n, self.n_bins, tids, keys, slot0)
-            return
-        # jackknifed: a training sequence reads the statistics of the other
-        # folds (and of the unlabeled text), as new text reads the training text's
-        fold = jackknife_folds(units.n_sequences, self.folds)
-        bounds = np.searchsorted(fold, np.arange(self.folds + 1))
-        for f in range(self.folds):
-            a, b = bounds[f], bounds[f + 1]
-            if a == b:
-                continue
-            lo, hi = offsets[a], offsets[b]
-            other = np.concatenate([cps[:lo], cps[hi:], extra[0]])
-            lengths = np.concatenate([np.diff(offsets[:a + 1]), np.diff(offsets[b:]),
-                                      np.diff(extra[1])])
-            table, _ = self._table(other, np.concatenate([[0], np.cumsum(lengths)]))
-            _av_keys(cps, offsets[a:b + 1], table, self.max_n, self.n_bins, tids, keys,
-                     slot0)
+        fold_table = getattr(self, "_fold_table", None)
+        if fitting and fold_table is not None:
+            if self._n_train != (units.n_sequences, units.n_tokens):
+                raise ValueError("jackknifed accessor variety: fit on other text than "
+                                 "the statistics were built from.")
+            seq_fold = jackknife_folds(units.n_sequences, self.folds)
+        else:                       # every sequence reads all the statistics
+            fold_table = np.zeros((1, 2), dtype=np.uint64)
+            seq_fold = np.full(units.n_sequences, -1, dtype=np.int64)
+        _av_keys(units.ids[0], units.offsets, seq_fold, self.table, fold_table,
+                 self.max_n, self.n_bins, tids, keys, slot0)
 
     def feature_values(self, units, rows, subs, keys=None):
         if keys is not None:        # the bin each key was written with
@@ -317,61 +313,145 @@ class AccessorVariety(Template):
         return f"av_{'end' if end else 'begin'}_len{n + 2}={values[0]}"
 
 
-def accessor_variety(cps, offsets, max_n):
+def accessor_variety(cps, offsets, max_n, seq_fold=None, n_bins=8):
     """Hash keys of every n-gram (1 < n <= max_n) of the corpus and its
     accessor variety ``min(distinct predecessors, distinct successors)``.
 
     Sequence starts and ends count as a new, distinct neighbour each time.
-    One compiled pass per n with two hash tables (n-gram -> counts, and the
-    set of (n-gram, neighbour) pairs seen): no sort, no Python loop.
+    One compiled pass per n with hash tables (n-gram -> counts, and the set
+    of (n-gram, neighbour) pairs seen): no sort, no Python loop.
+
+    With ``seq_fold`` (the fold of each sequence, -1 for text in no fold),
+    also returns what each fold's *leave-one-out* statistics say: keys
+    ``_fold_key(n-gram key, f)`` and the AV of the n-gram in all the text but
+    fold f, for the (n-gram, fold) pairs whose AV bin (of ``n_bins``) differs
+    from the one of all the text. Computed in the same pass: a (n-gram,
+    neighbour) pair seen in a single fold, and every sequence boundary, is
+    subtracted from that fold's counts only.
     """
-    all_keys, all_av = [], []
-    for n in range(2, max_n + 1):
-        n_occ = int(max(0, (np.diff(offsets) - n + 1).clip(0).sum()))
-        if n_occ == 0:
-            continue
-        grams = H.new_table(n_occ, width=3)          # n-gram key, left AV, right AV
-        pairs = H.new_table(2 * n_occ, width=1)
-        _av_counts(cps, offsets, n, grams, pairs)
+    folded = seq_fold is not None
+    if not folded:
+        seq_fold = np.full(max(offsets.size - 1, 0), -1, dtype=np.int64)
+    out = ([], [], [], [])
+    n_occ = int(max(0, (np.diff(offsets) - 1).clip(0).sum()))    # of 2-grams: the most
+    grams = H.new_table(n_occ, width=3)          # n-gram key, left count, right count
+    pairs = H.new_table(2 * n_occ, width=2)      # (n-gram, neighbour) key, folds seen
+    single = H.new_table(n_occ if folded else 1, width=4)  # (n-gram, fold): key, n-gram,
+    for n in range(2, max_n + 1):                #   left and right counts of that fold only
+        if n > 2:
+            for t in (grams, pairs, single):
+                t[:] = 0
+        _av_counts(cps, offsets, seq_fold, n, grams, pairs, single)
         used = np.flatnonzero(grams[:, 0])
-        all_keys.append(grams[used, 0])
-        all_av.append(np.minimum(grams[used, 1], grams[used, 2]).astype(np.int64))
-    if not all_keys:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(all_keys), np.concatenate(all_av)
+        out[0].append(grams[used, 0])
+        out[1].append(np.minimum(grams[used, 1], grams[used, 2]).astype(np.int64))
+        if folded:
+            k, av = _fold_av(grams, single, n_bins)
+            out[2].append(k)
+            out[3].append(av)
+    keys, av, fold_keys, fold_av = (
+        np.concatenate(o) if o else np.zeros(0, dtype=d)
+        for o, d in zip(out, (np.uint64, np.int64, np.uint64, np.int64)))
+    return (keys, av, fold_keys, fold_av) if folded else (keys, av)
+
+
+_MULTI = np.uint64(0xFFFFFFFFFFFFFFFF)      # a pair seen in 2+ folds (or in no fold)
 
 
 @njit(**_JIT)
-def _av_counts(cps, offsets, n, grams, pairs):
+def _fold_key(g, f):
+    k = H._splitmix(g ^ H._splitmix(np.uint64(f) + np.uint64(0x9E37)))
+    return k if k != np.uint64(0) else np.uint64(1)
+
+
+@njit(**_JIT)
+def _single_add(single, g, f, col, delta):
+    """Add ``delta`` to the fold-only count ``col`` (2 left, 3 right) of (g, f)."""
+    k = _fold_key(g, f)
+    j = H._probe(single, k)
+    single[j, 0] = k
+    single[j, 1] = g
+    single[j, col] += np.uint64(delta)          # wraps for -1; ends >= 0
+
+
+@njit(**_JIT)
+def _neighbour(pairs, single, grams, slot, g, pk, f, col):
+    """Count the neighbour pair ``pk`` of n-gram ``g`` (row ``slot``) seen in fold f."""
+    j = H._probe(pairs, pk)
+    if pairs[j, 0] == np.uint64(0):
+        pairs[j, 0] = pk
+        grams[slot, col - 1] += np.uint64(1)
+        if f >= 0:
+            pairs[j, 1] = np.uint64(f + 1)
+            _single_add(single, g, f, col, 1)
+        else:
+            pairs[j, 1] = _MULTI
+    else:
+        st = pairs[j, 1]
+        if st != _MULTI and st != np.uint64(f + 1):
+            _single_add(single, g, np.int64(st) - 1, col, -1)
+            pairs[j, 1] = _MULTI
+
+
+@njit(**_JIT)
+def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single):
     """Distinct left / right neighbours of every n-gram into ``grams[:, 1]`` /
-    ``grams[:, 2]`` (sequence boundaries count as distinct each time);
-    ``pairs`` is the set of (n-gram, neighbour) pairs seen."""
+    ``grams[:, 2]`` (sequence boundaries count as distinct each time); with
+    folds (``seq_fold[s] >= 0``), the neighbours only fold f has into
+    ``single`` (see :func:`accessor_variety`)."""
     one = np.uint64(1)
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
+        f = seq_fold[s]
         for i in range(a, b - n + 1):
             g = _ngram_key(cps, i, n)
             slot = H._probe(grams, g)
             grams[slot, 0] = g
             if i == a:
                 grams[slot, 1] += one
+                if f >= 0:
+                    _single_add(single, g, f, 2, 1)
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + one))
-                pk = pk if pk != np.uint64(0) else one
-                j = H._probe(pairs, pk)
-                if pairs[j, 0] == np.uint64(0):
-                    pairs[j, 0] = pk
-                    grams[slot, 1] += one
+                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 2)
             if i + n == b:
                 grams[slot, 2] += one
+                if f >= 0:
+                    _single_add(single, g, f, 3, 1)
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i + n]) + np.uint64(2)))
                 pk = pk ^ np.uint64(0x5555555555555555)
-                pk = pk if pk != np.uint64(0) else one
-                j = H._probe(pairs, pk)
-                if pairs[j, 0] == np.uint64(0):
-                    pairs[j, 0] = pk
-                    grams[slot, 2] += one
+                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 3)
+
+
+@njit(**_JIT)
+def _bin(av, n_bins):
+    b = 0
+    while av > 1 and b < n_bins - 1:
+        av >>= 1
+        b += 1
+    return b
+
+
+@njit(**_JIT)
+def _fold_av(grams, single, n_bins):
+    """(key, leave-one-out AV) of the (n-gram, fold) entries of ``single``
+    whose AV bin differs from the n-gram's over all the text."""
+    keys = np.empty(single.shape[0], dtype=np.uint64)
+    av = np.empty(single.shape[0], dtype=np.int64)
+    m = 0
+    for j in range(single.shape[0]):
+        if single[j, 0] == np.uint64(0):
+            continue
+        i = H._probe(grams, single[j, 1])
+        left, right = np.int64(grams[i, 1]), np.int64(grams[i, 2])
+        full = min(left, right)
+        out = min(left - np.int64(single[j, 2]), right - np.int64(single[j, 3]))
+        if _bin(out, n_bins) != _bin(full, n_bins):
+            keys[m] = single[j, 0]
+            av[m] = out
+            m += 1
+    return keys[:m].copy(), av[:m].copy()
 
 
 @njit(**_JIT)
@@ -408,16 +488,27 @@ def _av_bins_at(cps, offsets, rows, subs, table, n_bins, out):
 
 
 @njit(**_JIT)
-def _av_keys(cps, offsets, table, max_n, n_bins, tids, keys, slot0):
+def _av_keys(cps, offsets, seq_fold, table, fold_table, max_n, n_bins, tids, keys, slot0):
     """Keys of the AV-bin features: slot 2 (n - 2) for the n-gram starting at t,
-    slot 2 (n - 2) + 1 for the one ending at t."""
+    slot 2 (n - 2) + 1 for the one ending at t. A sequence of fold
+    ``seq_fold[s] >= 0`` reads its fold's leave-one-out AV from
+    ``fold_table`` where that has the n-gram, else ``table``."""
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
+        f = seq_fold[s]
         for i in range(a, b):
             for n in range(2, max_n + 1):
                 if i + n > b:
                     break
-                bn = _av_bin(table, _ngram_key(cps, i, n), n_bins)
+                g = _ngram_key(cps, i, n)
+                bn = -1
+                if f >= 0:
+                    k = _fold_key(g, f)
+                    j = H._probe(fold_table, k)
+                    if fold_table[j, 0] == k:
+                        bn = _bin(np.int64(fold_table[j, 1]), n_bins)
+                if bn < 0:
+                    bn = _av_bin(table, g, n_bins)
                 k1 = 2 * (n - 2)
                 keys[i, slot0 + k1] = _bin_key(tids[k1], bn)
                 keys[i + n - 1, slot0 + k1 + 1] = _bin_key(tids[k1 + 1], bn)

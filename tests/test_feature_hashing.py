@@ -119,3 +119,53 @@ def test_accessor_variety_counts_distinct_neighbours_as_python_does():
         t = next(t for t in texts if g in t)
         key = int(_ngram_key(cps, int(start) + t.index(g), len(g)))
         assert got[key] == min(len(left[g]), len(right[g])), g
+
+
+@pytest.mark.parametrize("n_folds, unlabeled", [(2, False), (3, True), (7, True)])
+def test_jackknifed_accessor_variety_equals_statistics_rebuilt_without_each_fold(
+        n_folds, unlabeled):
+    """The one-pass leave-one-fold-out AV against rebuilding the statistics from
+    the other folds (plus unlabeled text) for every fold."""
+    from skcrf._cws_features import (AccessorVariety, _bin, _ngram_key, accessor_variety,
+                                     jackknife_folds)
+    from skcrf._units import read_units
+
+    rng = np.random.default_rng(n_folds)
+    alphabet = list("abcdefgh")
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 14))) for _ in range(40)]
+    extra = ["".join(rng.choice(alphabet, size=9)) for _ in range(5)] if unlabeled else []
+    units = read_units(texts)
+    cps, offsets = units.ids[0], units.offsets
+    tpl = AccessorVariety([cps[offsets[i]:offsets[i + 1]] for i in range(len(texts))],
+                          extra, max_n=4, n_bins=4, folds=n_folds)
+    keys = np.zeros((units.n_tokens, tpl.n_slots), dtype=np.uint64)
+    tpl.write_keys(units, None, None, keys, 0, fitting=True)
+    bin_of = {int(k): b for k, b in zip(*_all_bin_keys(tpl))}
+    got = np.vectorize(lambda k: bin_of[int(k)] if k else -1)(keys)
+
+    fold = jackknife_folds(len(texts), n_folds)
+    want = np.full_like(got, -1)
+    for f in range(n_folds):
+        other = [t for t, g in zip(texts, fold) if g != f] + extra
+        o_units = read_units(other or [""])
+        k, av = accessor_variety(o_units.ids[0], o_units.offsets, 4)
+        stats = dict(zip(k.tolist(), av.tolist()))
+        for s in np.flatnonzero(fold == f):
+            a, b = offsets[s], offsets[s + 1]
+            for i in range(a, b):
+                for n in range(2, 5):
+                    if i + n > b:
+                        break
+                    bn = _bin(stats.get(int(_ngram_key(cps, i, n)), 0), 4)
+                    want[i, 2 * (n - 2)] = bn
+                    want[i + n - 1, 2 * (n - 2) + 1] = bn
+    np.testing.assert_array_equal(got, want)
+    assert (got > 0).any()          # the test text has n-grams in several contexts
+
+
+def _all_bin_keys(tpl):
+    from skcrf._cws_features import _bin_key
+
+    tids = tpl._tids()
+    pairs = [(_bin_key(tids[k], b), b) for k in range(tpl.n_slots) for b in range(tpl.n_bins)]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
