@@ -335,13 +335,13 @@ def accessor_variety(cps, offsets, max_n, seq_fold=None, n_bins=8):
     out = ([], [], [], [])
     n_occ = int(max(0, (np.diff(offsets) - 1).clip(0).sum()))    # of 2-grams: the most
     grams = H.new_table(n_occ, width=3)          # n-gram key, left count, right count
-    pairs = H.new_table(2 * n_occ, width=2)      # (n-gram, neighbour) key, folds seen
+    pairs = H.new_table(2 * n_occ, width=2 if folded else 1)  # (n-gram, neighbour), folds
     single = H.new_table(n_occ if folded else 1, width=4)  # (n-gram, fold): key, n-gram,
     for n in range(2, max_n + 1):                #   left and right counts of that fold only
         if n > 2:
             for t in (grams, pairs, single):
                 t[:] = 0
-        _av_counts(cps, offsets, seq_fold, n, grams, pairs, single)
+        _av_counts(cps, offsets, seq_fold, n, grams, pairs, single, folded)
         used = np.flatnonzero(grams[:, 0])
         out[0].append(grams[used, 0])
         out[1].append(np.minimum(grams[used, 1], grams[used, 2]).astype(np.int64))
@@ -375,18 +375,20 @@ def _single_add(single, g, f, col, delta):
 
 
 @njit(**_JIT)
-def _neighbour(pairs, single, grams, slot, g, pk, f, col):
+def _neighbour(pairs, single, grams, slot, g, pk, f, col, folded):
     """Count the neighbour pair ``pk`` of n-gram ``g`` (row ``slot``) seen in fold f."""
     j = H._probe(pairs, pk)
     if pairs[j, 0] == np.uint64(0):
         pairs[j, 0] = pk
         grams[slot, col - 1] += np.uint64(1)
+        if not folded:
+            return
         if f >= 0:
             pairs[j, 1] = np.uint64(f + 1)
             _single_add(single, g, f, col, 1)
         else:
             pairs[j, 1] = _MULTI
-    else:
+    elif folded:
         st = pairs[j, 1]
         if st != _MULTI and st != np.uint64(f + 1):
             _single_add(single, g, np.int64(st) - 1, col, -1)
@@ -394,7 +396,7 @@ def _neighbour(pairs, single, grams, slot, g, pk, f, col):
 
 
 @njit(**_JIT)
-def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single):
+def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single, folded):
     """Distinct left / right neighbours of every n-gram into ``grams[:, 1]`` /
     ``grams[:, 2]`` (sequence boundaries count as distinct each time); with
     folds (``seq_fold[s] >= 0``), the neighbours only fold f has into
@@ -413,7 +415,8 @@ def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single):
                     _single_add(single, g, f, 2, 1)
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + one))
-                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 2)
+                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 2,
+                           folded)
             if i + n == b:
                 grams[slot, 2] += one
                 if f >= 0:
@@ -421,7 +424,8 @@ def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single):
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i + n]) + np.uint64(2)))
                 pk = pk ^ np.uint64(0x5555555555555555)
-                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 3)
+                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 3,
+                           folded)
 
 
 @njit(**_JIT)
