@@ -99,6 +99,10 @@ CONFIGS = {
     "cdict_jav10_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                                   "accessor_variety_folds": 10,
                                                   "unlabeled": True}, 1),
+    "cdict_av5_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                "unlabeled": True}, 1),
+    "cdict_jav10_cls_c01": ("BB2B3MES", 0.1, {"accessor_variety": 5, "char_classes": True,
+                                              "accessor_variety_folds": 10}, 1),
     "dict3_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                             "dictionary_folds": 3}, 1),
 }

@@ -288,6 +288,7 @@ class AccessorVariety(Template):
                 raise ValueError("jackknifed accessor variety: fit on other text than "
                                  "the statistics were built from.")
             seq_fold = jackknife_folds(units.n_sequences, self.folds)
+            del self._fold_table    # used once (fit_transform); never saved nor pickled
         else:                       # every sequence reads all the statistics
             fold_table = np.zeros((1, 2), dtype=np.uint64)
             seq_fold = np.full(units.n_sequences, -1, dtype=np.int64)
