@@ -326,9 +326,10 @@ def accessor_variety(cps, offsets, max_n, seq_fold=None, n_bins=8):
     also returns what each fold's *leave-one-out* statistics say: keys
     ``_fold_key(n-gram key, f)`` and the AV of the n-gram in all the text but
     fold f, for the (n-gram, fold) pairs whose AV bin (of ``n_bins``) differs
-    from the one of all the text. Computed in the same pass: a (n-gram,
-    neighbour) pair seen in a single fold, and every sequence boundary, is
-    subtracted from that fold's counts only.
+    from the one of all the text: a (n-gram, neighbour) pair seen in a single
+    fold, and every sequence boundary, is subtracted from that fold's counts
+    only (the pairs note their fold in the counting pass; one scan of them
+    then collects the per-fold counts of the n-grams whose bin can change).
     """
     folded = seq_fold is not None
     if not folded:
@@ -336,17 +337,23 @@ def accessor_variety(cps, offsets, max_n, seq_fold=None, n_bins=8):
     out = ([], [], [], [])
     n_occ = int(max(0, (np.diff(offsets) - 1).clip(0).sum()))    # of 2-grams: the most
     grams = H.new_table(n_occ, width=3)          # n-gram key, left count, right count
-    pairs = H.new_table(2 * n_occ, width=2 if folded else 1)  # (n-gram, neighbour), folds
-    single = H.new_table(n_occ if folded else 1, width=4)  # (n-gram, fold): key, n-gram,
-    for n in range(2, max_n + 1):                #   left and right counts of that fold only
+    # (n-gram, neighbour) pairs; with folds also: the fold that alone has the
+    # pair + 1 (_MULTI: several, or text in no fold), 2 * n-gram row + side
+    pairs = H.new_table(2 * n_occ, width=3 if folded else 1)
+    for n in range(2, max_n + 1):
         if n > 2:
-            for t in (grams, pairs, single):
-                t[:] = 0
-        _av_counts(cps, offsets, seq_fold, n, grams, pairs, single, folded)
+            grams[:] = 0
+            pairs[:] = 0
+        _av_counts(cps, offsets, seq_fold, n, grams, pairs, folded)
         used = np.flatnonzero(grams[:, 0])
         out[0].append(grams[used, 0])
         out[1].append(np.minimum(grams[used, 1], grams[used, 2]).astype(np.int64))
         if folded:
+            # (n-gram, fold) -> the neighbours only that fold has, for the
+            # n-grams whose AV can change bin (AV >= 2)
+            single = H.new_table(_n_fold_only(pairs, grams) + 2 * (offsets.size - 1),
+                                 width=4)
+            _fold_only(cps, offsets, seq_fold, n, pairs, grams, single)
             k, av = _fold_av(grams, single, n_bins)
             out[2].append(k)
             out[3].append(av)
@@ -366,42 +373,25 @@ def _fold_key(g, f):
 
 
 @njit(**_JIT)
-def _single_add(single, g, f, col, delta):
-    """Add ``delta`` to the fold-only count ``col`` (2 left, 3 right) of (g, f)."""
-    k = _fold_key(g, f)
-    j = H._probe(single, k)
-    single[j, 0] = k
-    single[j, 1] = g
-    single[j, col] += np.uint64(delta)          # wraps for -1; ends >= 0
-
-
-@njit(**_JIT)
-def _neighbour(pairs, single, grams, slot, g, pk, f, col, folded):
-    """Count the neighbour pair ``pk`` of n-gram ``g`` (row ``slot``) seen in fold f."""
+def _neighbour(pairs, grams, slot, pk, f, side, folded):
+    """Count the neighbour pair ``pk`` of the n-gram in row ``slot`` (side 0:
+    left, 1: right), seen in fold f (-1: in no fold)."""
     j = H._probe(pairs, pk)
     if pairs[j, 0] == np.uint64(0):
         pairs[j, 0] = pk
-        grams[slot, col - 1] += np.uint64(1)
-        if not folded:
-            return
-        if f >= 0:
-            pairs[j, 1] = np.uint64(f + 1)
-            _single_add(single, g, f, col, 1)
-        else:
-            pairs[j, 1] = _MULTI
-    elif folded:
-        st = pairs[j, 1]
-        if st != _MULTI and st != np.uint64(f + 1):
-            _single_add(single, g, np.int64(st) - 1, col, -1)
-            pairs[j, 1] = _MULTI
+        grams[slot, 1 + side] += np.uint64(1)
+        if folded:
+            pairs[j, 1] = np.uint64(f + 1) if f >= 0 else _MULTI
+            pairs[j, 2] = np.uint64(2 * slot + side)
+    elif folded and pairs[j, 1] != _MULTI and pairs[j, 1] != np.uint64(f + 1):
+        pairs[j, 1] = _MULTI
 
 
 @njit(**_JIT)
-def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single, folded):
+def _av_counts(cps, offsets, seq_fold, n, grams, pairs, folded):
     """Distinct left / right neighbours of every n-gram into ``grams[:, 1]`` /
     ``grams[:, 2]`` (sequence boundaries count as distinct each time); with
-    folds (``seq_fold[s] >= 0``), the neighbours only fold f has into
-    ``single`` (see :func:`accessor_variety`)."""
+    ``folded``, each pair also notes whether a single fold has it."""
     one = np.uint64(1)
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
@@ -412,21 +402,65 @@ def _av_counts(cps, offsets, seq_fold, n, grams, pairs, single, folded):
             grams[slot, 0] = g
             if i == a:
                 grams[slot, 1] += one
-                if f >= 0:
-                    _single_add(single, g, f, 2, 1)
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + one))
-                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 2,
-                           folded)
+                _neighbour(pairs, grams, slot, pk if pk != 0 else one, f, 0, folded)
             if i + n == b:
                 grams[slot, 2] += one
-                if f >= 0:
-                    _single_add(single, g, f, 3, 1)
             else:
                 pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i + n]) + np.uint64(2)))
                 pk = pk ^ np.uint64(0x5555555555555555)
-                _neighbour(pairs, single, grams, slot, g, pk if pk != 0 else one, f, 3,
-                           folded)
+                _neighbour(pairs, grams, slot, pk if pk != 0 else one, f, 1, folded)
+
+
+@njit(**_JIT)
+def _may_change(grams, slot):
+    return min(grams[slot, 1], grams[slot, 2]) >= np.uint64(2)
+
+
+@njit(**_JIT)
+def _n_fold_only(pairs, grams):
+    """How many pairs a single fold has, of n-grams whose bin may change."""
+    m = 0
+    for j in range(pairs.shape[0]):
+        if pairs[j, 0] != np.uint64(0) and pairs[j, 1] != _MULTI:
+            m += _may_change(grams, np.int64(pairs[j, 2] >> np.uint64(1)))
+    return m
+
+
+@njit(**_JIT)
+def _single_add(single, g, f, side):
+    """One more neighbour on ``side`` that only fold f has, for n-gram g."""
+    k = _fold_key(g, f)
+    j = H._probe(single, k)
+    single[j, 0] = k
+    single[j, 1] = g
+    single[j, 2 + side] += np.uint64(1)
+
+
+@njit(**_JIT)
+def _fold_only(cps, offsets, seq_fold, n, pairs, grams, single):
+    """``single[(g, f)]``: the left / right neighbours of n-gram g that only
+    fold f has: its pairs seen in f alone, and its occurrences at the start /
+    end of a sequence of f (each a neighbour of its own)."""
+    for j in range(pairs.shape[0]):
+        if pairs[j, 0] == np.uint64(0) or pairs[j, 1] == _MULTI:
+            continue
+        slot = np.int64(pairs[j, 2] >> np.uint64(1))
+        if _may_change(grams, slot):
+            _single_add(single, grams[slot, 0], np.int64(pairs[j, 1]) - 1,
+                        np.int64(pairs[j, 2] & np.uint64(1)))
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        f = seq_fold[s]
+        if f < 0 or b - a < n:
+            continue
+        g = _ngram_key(cps, a, n)
+        if _may_change(grams, H._probe(grams, g)):
+            _single_add(single, g, f, 0)
+        g = _ngram_key(cps, b - n, n)
+        if _may_change(grams, H._probe(grams, g)):
+            _single_add(single, g, f, 1)
 
 
 @njit(**_JIT)
