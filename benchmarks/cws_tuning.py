@@ -103,6 +103,9 @@ CONFIGS = {
                                                 "unlabeled": True}, 1),
     "cdict_jav10_cls_c01": ("BB2B3MES", 0.1, {"accessor_variety": 5, "char_classes": True,
                                               "accessor_variety_folds": 10}, 1),
+    "cwords_jav10_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                               "accessor_variety_folds": 10, "words": True},
+                             None),
     "dict3_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                             "dictionary_folds": 3}, 1),
 }
