@@ -26,12 +26,18 @@ from _common import DEFAULT_DATA, machine, run_json_child
 ROWS = {
     "default": ("WordSegmenter() (all defaults)", {}),
     "with_test_text": ("WordSegmenter(unlabeled_text=<raw test text>)", {"unlabeled": True}),
-    "no_av": ("defaults without accessor variety", {"accessor_variety": None}),
     "no_dictionary": ("defaults without dictionary features", {"dictionary": None}),
+    "no_dictionary_with_test_text": ("defaults without dictionary features, with the raw "
+                                     "test text as unlabeled text",
+                                     {"dictionary": None, "unlabeled": True}),
     "no_jackknife": ("defaults, dictionary not jackknifed", {"dictionary_folds": 1}),
+    "av_not_jackknifed": ("defaults, accessor variety not jackknifed",
+                          {"accessor_variety_folds": 1}),
+    "no_av": ("defaults without accessor variety", {"accessor_variety": None}),
     "no_classes": ("defaults without character classes", {"char_classes": False}),
     "four_tags": ("defaults with BMES tags", {"tags": "BMES"}),
-    "plain": ("4 tags, n-grams and types only, c2=1 (the old default)",
+    "c2_1": ("defaults with c2=1 (the previous default)", {"c2": 1.0}),
+    "plain": ("4 tags, n-grams and types only, c2=1 (the first default)",
               {"tags": "BMES", "dictionary": None, "accessor_variety": None,
                "char_classes": False, "c2": 1.0}),
 }

@@ -44,11 +44,15 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
     accessor_variety : int or None, default=5
         Accessor-variety features of the n-grams up to this length, from the
         training text plus ``unlabeled_text``.
-    accessor_variety_folds : int, default=10
+    accessor_variety_folds : int or "auto", default="auto"
         See :class:`SequenceFeaturizer`: while fitting, a sentence reads the
         statistics of the other (contiguous) folds of the training text plus
         ``unlabeled_text``, as new text reads the training text's; 1 turns
-        this off.
+        this off. "auto": 10 without ``unlabeled_text``; 1 with it, which is
+        meant to be the text you will segment: that text then counts its own
+        contexts, and so should the training text (on a split of the SXU
+        training data, with the dictionary features: dev F1 0.938 with 1
+        fold, 0.931 with 10).
     unlabeled_text : list of str, default=None
         Raw text that only adds to the accessor-variety statistics, e.g. the
         text you will segment (allowed in the SIGHAN closed track).
@@ -90,7 +94,8 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         "dictionary": [None, StrOptions({"train"}), "array-like", set, frozenset],
         "dictionary_folds": [Interval(Integral, 1, None, closed="left")],
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
-        "accessor_variety_folds": [Interval(Integral, 1, None, closed="left")],
+        "accessor_variety_folds": [StrOptions({"auto"}),
+                                   Interval(Integral, 1, None, closed="left")],
         "unlabeled_text": [None, "array-like"],
         "char_classes": ["boolean"],
         "merge_runs": ["boolean"],
@@ -101,7 +106,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
     }
 
     def __init__(self, *, tags="BB2B3MES", c2=1.0, dictionary="train",
-                 dictionary_folds=10, accessor_variety=5, accessor_variety_folds=10,
+                 dictionary_folds=10, accessor_variety=5, accessor_variety_folds="auto",
                  unlabeled_text=None,
                  char_classes=True, merge_runs=True, max_iter=1000, tol=1e-5,
                  n_jobs=None, verbose=0):
@@ -153,10 +158,13 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
             if not any(dictionary):
                 raise ValueError("dictionary is empty; pass None for no dictionary "
                                  "features.")
+        av_folds = self.accessor_variety_folds
+        if av_folds == "auto":
+            av_folds = 10 if self.unlabeled_text is None else 1
         featurizer = SequenceFeaturizer(
             dictionary=dictionary, dictionary_folds=self.dictionary_folds,
             accessor_variety=self.accessor_variety,
-            accessor_variety_folds=self.accessor_variety_folds,
+            accessor_variety_folds=av_folds,
             unlabeled_text=self.unlabeled_text, char_classes=self.char_classes)
         crf = LinearChainCRF(c2=self.c2, constraints=self.tags, max_iter=self.max_iter,
                              tol=self.tol, n_jobs=self.n_jobs, verbose=self.verbose)

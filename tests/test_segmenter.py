@@ -118,9 +118,13 @@ def test_user_dictionary_and_no_dictionary(sample):
     assert not any(n.startswith(("w_", "dict")) for n in none.featurizer_.get_feature_names_out())
 
 
-def test_accessor_variety_folds_reach_the_featurizer(sample, segmenter):
-    train, _ = sample
+def test_accessor_variety_folds_auto(sample, segmenter):
+    # without unlabeled text the statistics are jackknifed; with it (the text to
+    # segment, which counts its own contexts) the training text counts its own too
+    train, test = sample
     assert segmenter.featurizer_.accessor_variety_folds == 10
     X = ["".join(s) for s in train[:60]]
+    seg = WordSegmenter(max_iter=5, unlabeled_text=["".join(s) for s in test]).fit(X, train[:60])
+    assert seg.featurizer_.accessor_variety_folds == 1
     seg = WordSegmenter(max_iter=5, accessor_variety_folds=3).fit(X, train[:60])
     assert seg.featurizer_.accessor_variety_folds == 3
