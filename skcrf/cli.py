@@ -82,6 +82,8 @@ def _read_training(paths, fmt):
 def _c2(args):
     if args.c2 is not None:
         return args.c2
+    if args.C is None:              # CRF++'s default C = 1; WordSegmenter's own c2
+        return 0.3 if args.format == "segmented" else 0.5
     if args.C <= 0:
         _err(f"-c {args.C}: the regularisation parameter must be > 0.")
     return 1.0 / (2.0 * args.C)    # CRF++: sum of losses + ||w||^2 / (2 C)
@@ -342,9 +344,10 @@ def _parser():
                         "features: words, neighbours, shapes; all columns), chunk, cws "
                         "(default ner)")
     t.add_argument("-m", "--model", required=True, help="model file to write")
-    t.add_argument("-c", dest="C", type=float, default=1.0,
+    t.add_argument("-c", dest="C", type=float, default=None,
                    help="CRF++'s C (larger fits the data more closely): c2 = 1 / (2 C) "
-                        "(default 1: c2 = 0.5)")
+                        "(default 1: c2 = 0.5; with --format segmented, "
+                        "WordSegmenter's c2 = 0.3)")
     t.add_argument("--c2", type=float, default=None, help="L2 strength, instead of -c")
     t.add_argument("--c1", type=float, default=0.0, help="L1 strength (default 0)")
     t.add_argument("-f", "--min-freq", type=int, default=1,

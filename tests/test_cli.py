@@ -261,3 +261,15 @@ def test_dump_lists_transitions_and_top_features(files, capsys):
 def test_console_script_is_declared():
     text = open(os.path.join(os.path.dirname(__file__), "..", "pyproject.toml")).read()
     assert 'skcrf = "skcrf.cli:main"' in text
+
+
+def test_default_c2_follows_crfpp_or_the_word_segmenter():
+    from argparse import Namespace
+
+    from skcrf import WordSegmenter
+    from skcrf.cli import _c2
+
+    assert _c2(Namespace(c2=None, C=None, format="columns")) == 0.5      # CRF++'s C = 1
+    assert _c2(Namespace(c2=None, C=None, format="segmented")) == WordSegmenter().c2
+    assert _c2(Namespace(c2=None, C=2.0, format="segmented")) == 0.25
+    assert _c2(Namespace(c2=0.7, C=None, format="columns")) == 0.7
