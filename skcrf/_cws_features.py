@@ -540,14 +540,12 @@ def _av_keys(cps, offsets, seq_fold, table, fold_table, max_n, n_bins, tids, key
                 if i + n > b:
                     break
                 g = _ngram_key(cps, i, n)
-                bn = -1
-                if f >= 0:
+                bn = _av_bin(table, g, n_bins)
+                if bn > 0 and f >= 0:       # bin 0 stays 0 without the fold
                     k = _fold_key(g, f)
                     j = H._probe(fold_table, k)
                     if fold_table[j, 0] == k:
                         bn = _bin(np.int64(fold_table[j, 1]), n_bins)
-                if bn < 0:
-                    bn = _av_bin(table, g, n_bins)
                 k1 = 2 * (n - 2)
                 keys[i, slot0 + k1] = _bin_key(tids[k1], bn)
                 keys[i + n - 1, slot0 + k1 + 1] = _bin_key(tids[k1 + 1], bn)
