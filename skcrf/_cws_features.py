@@ -141,6 +141,17 @@ def _word_table(words):
     return len(words), table, stable_id("\n".join(words))
 
 
+def _fold_hits(units, table, n_words, folds, fitting):
+    """``(fold of each sequence, hits[word, fold])`` for the jackknifed
+    dictionary features: one fold and no counts unless fitting with folds."""
+    n_folds = folds if fitting and folds > 1 else 1
+    fold = jackknife_folds(units.n_sequences, n_folds)
+    hits = np.zeros((n_words + 1, n_folds), dtype=np.int64)
+    if n_folds > 1:
+        H.count_dictionary_matches(units.ids[0], units.offsets, fold, table, hits)
+    return fold, hits
+
+
 @register_template
 class DictionaryMatches(Template):
     """Dictionary matches at every position (character input).
@@ -190,14 +201,7 @@ class DictionaryMatches(Template):
             raise ValueError("dictionary features need character input (each "
                              "sequence a str); got token sequences.")
         flags = np.zeros((units.n_tokens, self.n_slots), dtype=np.int8)
-        fold = np.zeros(units.n_sequences, dtype=np.int64)
-        n_folds = self.folds if fitting and self.folds > 1 else 1
-        if n_folds > 1:
-            fold = jackknife_folds(units.n_sequences, n_folds)
-        hits = np.zeros((self.n_words + 1, n_folds), dtype=np.int64)
-        if n_folds > 1:
-            H.count_dictionary_matches(units.ids[0], units.offsets, fold, self.table,
-                                       hits)
+        fold, hits = _fold_hits(units, self.table, self.n_words, self.folds, fitting)
         H.dictionary_flags(units.ids[0], units.offsets, fold, hits, self.table,
                            self.max_len, flags)
         tids = np.array([_template_id(f"{self.description()}|{k}")
@@ -296,14 +300,14 @@ class AccessorVariety(Template):
                  self.max_n, self.n_bins, tids, keys, slot0)
 
     def feature_values(self, units, rows, subs, keys=None):
-        if keys is not None:        # the bin each key was written with
-            tids = self._tids()
-            bins = {int(_bin_key(tids[k], b)): b for k in range(self.n_slots)
-                    for b in range(self.n_bins)}
-            return [str(bins[int(k)]) for k in keys]
-        out = np.zeros(rows.size, dtype=np.int64)
-        _av_bins_at(units.ids[0], units.offsets, rows, subs, self.table, self.n_bins, out)
-        return [str(b) for b in out.tolist()]
+        """The bin each feature's key was written with (re-reading the text
+        would not do: a jackknifed sequence read other statistics)."""
+        if keys is None:
+            raise ValueError("accessor-variety features are named from their keys.")
+        tids = self._tids()
+        bins = {int(_bin_key(tids[k], b)): b for k in range(self.n_slots)
+                for b in range(self.n_bins)}
+        return [str(bins[int(k)]) for k in keys]
 
     def _tids(self):
         return np.array([_template_id(f"{self.description()}|{k}")
@@ -465,6 +469,7 @@ def _fold_only(cps, offsets, seq_fold, n, pairs, grams, single):
 
 @njit(**_JIT)
 def _bin(av, n_bins):
+    """``floor(log2(av))`` capped at ``n_bins - 1``; 0 for av <= 1."""
     b = 0
     while av > 1 and b < n_bins - 1:
         av >>= 1
@@ -505,25 +510,9 @@ def _ngram_key(cps, i, n):
 
 @njit(**_JIT)
 def _av_bin(table, h, n_bins):
+    """AV bin of the n-gram of key ``h`` (0 when the table does not have it)."""
     i = H._probe(table, h)
-    if table[i, 0] != h:
-        return 0
-    av = table[i, 1]
-    b = 0
-    while av > np.uint64(1) and b < n_bins - 1:
-        av >>= np.uint64(1)
-        b += 1
-    return b
-
-
-@njit(**_JIT)
-def _av_bins_at(cps, offsets, rows, subs, table, n_bins, out):
-    """The AV bin that feature slot ``subs[j]`` read at token ``rows[j]``."""
-    for j in range(rows.size):
-        n = subs[j] // 2 + 2
-        end = subs[j] % 2
-        i = rows[j] - (n - 1) * end          # where the n-gram starts
-        out[j] = _av_bin(table, _ngram_key(cps, i, n), n_bins)
+    return _bin(np.int64(table[i, 1]), n_bins) if table[i, 0] == h else 0
 
 
 @njit(**_JIT)
@@ -596,13 +585,7 @@ class DictionaryWords(Template):
 
     def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         _require_chars(units, "dictionary word")
-        fold = np.zeros(units.n_sequences, dtype=np.int64)
-        n_folds = self.folds if fitting and self.folds > 1 else 1
-        if n_folds > 1:
-            fold = jackknife_folds(units.n_sequences, n_folds)
-        hits = np.zeros((self.n_words + 1, n_folds), dtype=np.int64)
-        if n_folds > 1:
-            H.count_dictionary_matches(units.ids[0], units.offsets, fold, self.table, hits)
+        fold, hits = _fold_hits(units, self.table, self.n_words, self.folds, fitting)
         tids = np.array([_template_id(f"{self.description()}|{k}")
                          for k in range(self.n_slots)], dtype=np.int64)
         _word_keys(units.ids[0], units.offsets, fold, hits, self.table, self.min_len,

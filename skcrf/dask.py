@@ -151,7 +151,7 @@ def _partition_features(featurizer, part, fitted, owned_first):
     codes = None
     if owned_first is not None and owned_first.size:
         rows, slots = np.divmod(owned_first, keys.shape[1])
-        codes = templates.unit_codes(units, rows, slots)
+        codes = templates.unit_codes(units, rows, slots, keys=keys[rows, slots])
     return seqs, y, codes
 
 
