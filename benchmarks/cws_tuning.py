@@ -18,8 +18,13 @@ from datetime import date
 
 from _common import DEFAULT_DATA, machine
 
+import numpy as np
+from numba import njit
+
 from skcrf import LinearChainCRF, SequenceFeaturizer
-from skcrf._templates import Window
+from skcrf import _feature_hashing as H
+from skcrf._cws_features import _bin_key, _code_points
+from skcrf._templates import Template, Window, _template_id
 from skcrf.metrics import segmentation_scores
 from skcrf.segmentation import read_segmented, tags_to_words, words_to_tags
 
@@ -39,12 +44,89 @@ class Featurizer(SequenceFeaturizer):
             from skcrf._cws_features import DictionaryWords
 
             extra.append(DictionaryWords(self.words, folds=self.dictionary_folds))
+        if "pmi" in self.extra:
+            cps = units.ids[0]
+            texts = [cps[units.offsets[i]:units.offsets[i + 1]]
+                     for i in range(units.n_sequences)]
+            extra.append(Cohesion(texts, self.unlabeled_text or ()))
         if "tri" in self.extra:
             extra.append(Window([(("col", 0), -1), (("col", 0), 0), (("col", 0), 1)],
                                 ["C[-1]C[0]C[1]=", 0, "", 1, "", 2]))
         from skcrf._templates import TemplateSet
 
         return TemplateSet(ts.templates + extra)
+
+
+@njit(cache=False)
+def _pair_counts(cps, offsets, table):
+    for s in range(offsets.size - 1):
+        for t in range(offsets[s] + 1, offsets[s + 1]):
+            k = _pair_key(cps[t - 1], cps[t])
+            j = H._probe(table, k)
+            table[j, 0] = k
+            table[j, 1] += np.uint64(1)
+
+
+@njit(cache=False)
+def _pair_key(a, b):
+    return H._finish(H._splitmix(H._splitmix(np.uint64(a)) ^ np.uint64(b)))
+
+
+@njit(cache=False)
+def _cohesion_keys(cps, offsets, table, uni, n_total, tids, keys, slot0):
+    """slot 0: bin of the pair (t-1, t), slot 1: of (t, t+1); a bin is the
+    floored PMI (clipped to -3..9) and the pair count bucket (1, 2-3, 4+), or
+    0 for a pair the statistics do not have."""
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        for t in range(a + 1, b):
+            k = _pair_key(cps[t - 1], cps[t])
+            j = H._probe(table, k)
+            bn = 0
+            if table[j, 0] == k:
+                c = np.float64(table[j, 1])
+                pmi = np.log2(c * n_total / (np.float64(uni[cps[t - 1]]) * uni[cps[t]]))
+                p = min(max(int(np.floor(pmi)), -3), 9) + 3
+                cb = 0 if c < 2 else (1 if c < 4 else 2)
+                bn = 1 + p * 3 + cb
+            keys[t, slot0] = _bin_key(tids[0], bn)
+            keys[t - 1, slot0 + 1] = _bin_key(tids[1], bn)
+
+
+class Cohesion(Template):
+    """Experimental: pointwise mutual information of adjacent characters (from
+    the training text plus unlabeled text), binned."""
+
+    n_slots = 2
+
+    def __init__(self, sequences, texts=()):
+        extra, extra_offsets = _code_points(list(texts))
+        lengths = [len(q) for q in sequences] + np.diff(extra_offsets).tolist()
+        cps = np.concatenate([np.asarray(q, dtype=np.int64) for q in sequences] + [extra])
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        self.table = H.new_table(cps.size, width=2)
+        _pair_counts(cps, offsets, self.table)
+        self.uni = np.bincount(cps, minlength=0x110000).astype(np.float64)
+        self.n_total = float(cps.size)
+
+    def description(self):
+        return "cohesion-exp"
+
+    def _tids(self):
+        return np.array([_template_id(f"cohesion|{k}") for k in range(2)], dtype=np.int64)
+
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+        uni = np.maximum(self.uni, 1.0)
+        _cohesion_keys(units.ids[0], units.offsets, self.table, uni, self.n_total,
+                       self._tids(), keys, slot0)
+
+    def feature_values(self, units, rows, subs, keys=None):
+        tids = self._tids()
+        bins = {int(_bin_key(tids[k], b)): b for k in range(2) for b in range(1 + 13 * 3)}
+        return [str(bins[int(k)]) for k in keys]
+
+    def name(self, sub, values):
+        return f"pmi_{'left' if sub == 0 else 'right'}={values[0]}"
 
 
 CONFIGS = {
@@ -108,6 +190,31 @@ CONFIGS = {
                              None),
     "dict3_av5_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                             "dictionary_folds": 3}, 1),
+    # round 3: the with-unlabeled-text setting (c2, n-gram length of the statistics)
+    "cdict_av5_cls_unl_c01": ("BB2B3MES", 0.1, {"accessor_variety": 5, "char_classes": True,
+                                                "unlabeled": True}, 1),
+    "cdict_av5_cls_unl_c1": ("BB2B3MES", 1.0, {"accessor_variety": 5, "char_classes": True,
+                                               "unlabeled": True}, 1),
+    "cdict_av6_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 6, "char_classes": True,
+                                                "unlabeled": True}, 1),
+    "cdict_av4_cls_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 4, "char_classes": True,
+                                                "unlabeled": True}, 1),
+    # adjacent-character PMI (experimental template above)
+    "cdict_av5_cls_pmi_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                    "unlabeled": True, "extra": ("pmi",)}, 1),
+    "jav10_cls_pmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                            "accessor_variety_folds": 10,
+                                            "extra": ("pmi",)}, None),
+    # the library's AdjacentPMI, jackknifed with the accessor variety ("jpmi")
+    "cdict_jav10_cls_jpmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                   "accessor_variety_folds": 10,
+                                                   "adjacent_pmi": True}, 1),
+    "jav10_cls_jpmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                             "accessor_variety_folds": 10,
+                                             "adjacent_pmi": True}, None),
+    "cdict_jav10_cls_pmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                  "accessor_variety_folds": 10,
+                                                  "extra": ("pmi",)}, 1),
 }
 
 

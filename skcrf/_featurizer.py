@@ -17,7 +17,7 @@ from . import _feature_hashing as H
 from ._persistence import VersionedPickleMixin
 from ._sequences import Sequences
 from ._sklearn_compat import Interval, StrOptions, _fit_context
-from ._cws_features import AccessorVariety, DictionaryMatches, DictionaryWords
+from ._cws_features import AccessorVariety, AdjacentPMI, DictionaryMatches, DictionaryWords
 from ._templates import TemplateSet, Window, check_offset
 from ._units import WORD_ATTRS, WORD_FLAGS, char_type, read_units, word_shape
 
@@ -70,15 +70,21 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         right neighbours, Feng et al. 2004) of the n-grams of length 2 to this
         one that start and end at each position, computed on the training
         text plus ``unlabeled_text``.
+    adjacent_pmi : bool, default=False
+        Character input: features from the pointwise mutual information of
+        each character with the one before and the one after (binned, with
+        how often the pair occurs), computed on the training text plus
+        ``unlabeled_text``: high inside words, low across boundaries.
     accessor_variety_folds : int, default=1
-        Jackknifed accessor variety while fitting, as ``dictionary_folds``
-        does for the dictionary: a training sequence reads the statistics of
-        the other contiguous folds (plus ``unlabeled_text``), so that a word
-        seen only in its own document looks as unknown as a new word will.
-        1: every sequence reads the statistics of all the training text.
+        Jackknifed statistics (accessor variety and adjacent PMI) while
+        fitting, as ``dictionary_folds`` does for the dictionary: a training
+        sequence reads the statistics of the other contiguous folds (plus
+        ``unlabeled_text``), so that a word seen only in its own document
+        looks as unknown as a new word will. 1: every sequence reads the
+        statistics of all the training text.
     unlabeled_text : list of str, default=None
-        More raw text for the accessor-variety statistics (e.g. the text to
-        be segmented later).
+        More raw text for the accessor-variety and PMI statistics (e.g. the
+        text to be segmented later).
     template : str, default=None
         CRF++ templates instead of the ones above: a path to a CRF++ template
         file, or its text (``U01:%x[-1,0]/%x[0,1]`` lines; see
@@ -146,6 +152,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         "dictionary_folds": [Interval(Integral, 1, None, closed="left")],
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
         "accessor_variety_folds": [Interval(Integral, 1, None, closed="left")],
+        "adjacent_pmi": ["boolean"],
         "unlabeled_text": [None, "array-like"],
         "char_classes": ["boolean"],
         "template": [None, str],
@@ -167,6 +174,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         dictionary_folds=10,
         accessor_variety=None,
         accessor_variety_folds=1,
+        adjacent_pmi=False,
         unlabeled_text=None,
         char_classes=False,
         template=None,
@@ -184,6 +192,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self.dictionary_folds = dictionary_folds
         self.accessor_variety = accessor_variety
         self.accessor_variety_folds = accessor_variety_folds
+        self.adjacent_pmi = adjacent_pmi
         self.unlabeled_text = unlabeled_text
         self.char_classes = char_classes
         self.template = template
@@ -330,22 +339,34 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
                                             folds=self.dictionary_folds))
         if self.accessor_variety is not None:
             tpls.append(self._accessor_variety(units))
+        if self.adjacent_pmi:
+            tpls.append(self._adjacent_pmi(units))
         if self.bias:
             tpls.append(Window([], ["bias"]))
         return TemplateSet(tpls)
 
-    def _accessor_variety(self, units):
+    def _statistics_text(self, units, what):
+        """The training text (code points per sequence) and the unlabeled text
+        that unsupervised statistics are counted on."""
         if units.kind != "chars":
-            raise ValueError("accessor_variety needs character input (each sequence "
-                             "a str); got token sequences.")
+            raise ValueError(f"{what} needs character input (each sequence a str); "
+                             "got token sequences.")
         extra = [] if self.unlabeled_text is None else list(self.unlabeled_text)
         bad = [t for t in extra if not isinstance(t, str)]
         if bad:
             raise TypeError(f"unlabeled_text must hold str, got {type(bad[0]).__name__}.")
         cps = units.ids[0]
         texts = [cps[units.offsets[i]:units.offsets[i + 1]] for i in range(units.n_sequences)]
+        return texts, extra
+
+    def _accessor_variety(self, units):
+        texts, extra = self._statistics_text(units, "accessor_variety")
         return AccessorVariety(texts, extra, max_n=self.accessor_variety,
                                folds=self.accessor_variety_folds)
+
+    def _adjacent_pmi(self, units):
+        texts, extra = self._statistics_text(units, "adjacent_pmi")
+        return AdjacentPMI(texts, extra, folds=self.accessor_variety_folds)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

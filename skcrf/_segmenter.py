@@ -53,9 +53,13 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         contexts, and so should the training text (on a split of the SXU
         training data, with the dictionary features: dev F1 0.938 with 1
         fold, 0.931 with 10).
+    adjacent_pmi : bool, default=False
+        Features of the pointwise mutual information of each character with
+        its neighbours (see :class:`SequenceFeaturizer`), from the training
+        text plus ``unlabeled_text``, jackknifed as the accessor variety is.
     unlabeled_text : list of str, default=None
-        Raw text that only adds to the accessor-variety statistics, e.g. the
-        text you will segment (allowed in the SIGHAN closed track).
+        Raw text that only adds to the accessor-variety and PMI statistics,
+        e.g. the text you will segment (allowed in the SIGHAN closed track).
     char_classes : bool, default=True
         Character-class features (digits with Chinese numerals, date units,
         Latin, punctuation), normalised-character bigrams and reduplication.
@@ -96,6 +100,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
         "accessor_variety_folds": [StrOptions({"auto"}),
                                    Interval(Integral, 1, None, closed="left")],
+        "adjacent_pmi": ["boolean"],
         "unlabeled_text": [None, "array-like"],
         "char_classes": ["boolean"],
         "merge_runs": ["boolean"],
@@ -107,7 +112,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
 
     def __init__(self, *, tags="BB2B3MES", c2=0.3, dictionary="train",
                  dictionary_folds=10, accessor_variety=5, accessor_variety_folds="auto",
-                 unlabeled_text=None,
+                 adjacent_pmi=False, unlabeled_text=None,
                  char_classes=True, merge_runs=True, max_iter=1000, tol=1e-5,
                  n_jobs=None, verbose=0):
         self.tags = tags
@@ -116,6 +121,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         self.dictionary_folds = dictionary_folds
         self.accessor_variety = accessor_variety
         self.accessor_variety_folds = accessor_variety_folds
+        self.adjacent_pmi = adjacent_pmi
         self.unlabeled_text = unlabeled_text
         self.char_classes = char_classes
         self.merge_runs = merge_runs
@@ -164,7 +170,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         featurizer = SequenceFeaturizer(
             dictionary=dictionary, dictionary_folds=self.dictionary_folds,
             accessor_variety=self.accessor_variety,
-            accessor_variety_folds=av_folds,
+            accessor_variety_folds=av_folds, adjacent_pmi=self.adjacent_pmi,
             unlabeled_text=self.unlabeled_text, char_classes=self.char_classes)
         crf = LinearChainCRF(c2=self.c2, constraints=self.tags, max_iter=self.max_iter,
                              tol=self.tol, n_jobs=self.n_jobs, verbose=self.verbose)

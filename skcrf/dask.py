@@ -273,7 +273,7 @@ def fit_pipeline(pipeline, corpus, client=None, *, n_threads=1, callback=None):
     Notes
     -----
     Featurizer options that need the whole corpus at once are refused:
-    ``accessor_variety`` (statistics over all the text) and jackknifed
+    ``accessor_variety`` and ``adjacent_pmi`` (statistics over all the text) and jackknifed
     dictionary features (``dictionary_folds > 1`` with a dictionary; use
     ``dictionary_folds=1``). The CRF's ``early_stopping``, ``warm_start``
     and ``sample_weight`` are not supported here.
@@ -294,9 +294,10 @@ def fit_pipeline(pipeline, corpus, client=None, *, n_threads=1, callback=None):
     featurizer, crf = pipeline[0], pipeline[-1]
     if isinstance(featurizer, SequenceFeaturizer):
         featurizer._validate_params()
-        if featurizer.accessor_variety is not None:
-            raise ValueError("fit_pipeline: accessor_variety needs statistics over the "
-                             "whole text at once; fit the featurizer locally.")
+        for stat in ("accessor_variety", "adjacent_pmi"):
+            if getattr(featurizer, stat) not in (None, False):
+                raise ValueError(f"fit_pipeline: {stat} needs statistics over the "
+                                 "whole text at once; fit the featurizer locally.")
         if featurizer.dictionary is not None and featurizer.dictionary_folds > 1:
             raise ValueError("fit_pipeline: jackknifed dictionary features "
                              "(dictionary_folds > 1) are not distributed; set "

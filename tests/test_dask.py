@@ -94,11 +94,12 @@ def test_a_worker_lost_mid_fit_is_recovered(client, cws):
     client.wait_for_workers(2, timeout=60)
 
 
-def test_refused_options_leave_the_pipeline_unfitted(client, cws):
+@pytest.mark.parametrize("option", [{"accessor_variety": 3}, {"adjacent_pmi": True}])
+def test_refused_options_leave_the_pipeline_unfitted(client, cws, option):
     X, y, _ = cws
     bag = db.from_sequence(list(zip(X, y)), npartitions=2)
-    pipe = make_pipeline(SequenceFeaturizer(accessor_variety=3), LinearChainCRF())
-    with pytest.raises(ValueError, match="accessor_variety"):
+    pipe = make_pipeline(SequenceFeaturizer(**option), LinearChainCRF())
+    with pytest.raises(ValueError, match=list(option)[0]):
         fit_pipeline(pipe, bag, client=client)
     assert not hasattr(pipe[-1], "coef_")
 

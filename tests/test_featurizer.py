@@ -1,5 +1,6 @@
 """SequenceFeaturizer: every template on hand-made input, by name and value."""
 
+import numpy as np
 import pytest
 
 from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
@@ -240,3 +241,99 @@ def test_pipeline_with_crf_learns_segmentation():
     pred = pipe.predict(["上海奥运"])
     assert tags_to_words("上海奥运", pred[0]) == ["上海", "奥运"]
     assert isinstance(pipe[0].transform(X), Sequences)
+
+
+def _pmi_names_by_python(X, unlabeled, folds):
+    """The adjacent-PMI feature names of every token, counted with Counter
+    (sentence i of fold f reads the text of the other folds plus the
+    unlabeled text; folds=1: all of it)."""
+    import math
+    from collections import Counter
+
+    from skcrf._cws_features import jackknife_folds
+
+    fold = jackknife_folds(len(X), folds) if folds > 1 else np.full(len(X), -1)
+    stats = {}
+
+    def bin_name(a, b, f):
+        if f not in stats:
+            texts = [x for i, x in enumerate(X) if f < 0 or fold[i] != f] + list(unlabeled)
+            uni = Counter(c for t in texts for c in t)
+            pairs = Counter((t[i - 1], t[i]) for t in texts for i in range(1, len(t)))
+            stats[f] = uni, pairs, sum(uni.values())
+        uni, pairs, n = stats[f]
+        c = pairs[(a, b)]
+        if c == 0:
+            return "unseen"
+        p = min(max(math.floor(math.log2(c * n / (uni[a] * uni[b]))), -3), 9)
+        return f"{p}|n{'1' if c < 2 else ('2-3' if c < 4 else '4+')}"
+
+    out = []
+    for i, x in enumerate(X):
+        for t in range(len(x)):
+            names = set()
+            if t > 0:
+                names.add("pmi_before=" + bin_name(x[t - 1], x[t], fold[i]))
+            if t + 1 < len(x):
+                names.add("pmi_after=" + bin_name(x[t], x[t + 1], fold[i]))
+            out.append(names)
+    return out
+
+
+@pytest.mark.parametrize("folds", [1, 3])
+def test_adjacent_pmi_bins_as_python_counts_them(folds):
+    from skcrf.datasets import load_sample_cws
+
+    X = ["".join(s) for s in load_sample_cws()[:200]]
+    unlabeled = X[150:] + ["上海市", "北京"]
+    f = only(adjacent_pmi=True, accessor_variety_folds=folds, unlabeled_text=unlabeled)
+    Z = f.fit_transform(X)
+    names = f.get_feature_names_out()
+    got = [set(names[Z.X.indices[Z.X.indptr[r]:Z.X.indptr[r + 1]]]) for r in range(Z.n_tokens)]
+    assert got == _pmi_names_by_python(X, unlabeled, folds)
+    # transform always reads the statistics of all the text
+    T = f.transform(X[:40])
+    got = [set(names[T.X.indices[T.X.indptr[r]:T.X.indptr[r + 1]]]) for r in range(T.n_tokens)]
+    known = set(names)
+    want = _pmi_names_by_python(X, unlabeled, 1)[:T.n_tokens]
+    assert got == [w & known for w in want]
+
+
+def test_adjacent_pmi_by_hand():
+    # 10 characters; 上海 occurs 3 times, 上 and 海 3 times each:
+    # PMI = log2(3 * 10 / 9) = 1.74 -> 1, and the pair is seen 2-3 times
+    f = only(adjacent_pmi=True)
+    Z = f.fit_transform(["上海市", "在上海人", "到上海"])
+    assert names_at(f, Z, 0, 0) == {"pmi_after=1|n2-3"}
+    assert names_at(f, Z, 0, 1) == {"pmi_before=1|n2-3", "pmi_after=1|n1"}
+    # 海市 once: log2(1 * 10 / (3 * 1)) = 1.74 -> 1, seen once
+    assert names_at(f, Z, 0, 2) == {"pmi_before=1|n1"}
+    # new text: a pair never counted is "unseen", a feature fit never saw
+    assert f.transform(["海上"]).X.nnz == 0
+    # jackknifed over 2 folds: 在上 and 在北 are each unknown to the other fold
+    g = only(adjacent_pmi=True, accessor_variety_folds=2)
+    W = g.fit_transform(["在上海", "到上海市", "去北京", "在北京人"])
+    assert names_at(g, W, 0, 0) == {"pmi_after=unseen"}
+    assert names_at(g, W, 3, 0) == {"pmi_after=unseen"}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_statistics_features_survive_the_model_file(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from skcrf import load_model
+    from skcrf._model_io import save_model
+    from skcrf.datasets import load_sample_cws
+    from skcrf.segmentation import words_to_tags
+
+    sents = load_sample_cws()[:120]
+    X = ["".join(s) for s in sents]
+    y = [words_to_tags(s, "BMES") for s in sents]
+    pipe = make_pipeline(SequenceFeaturizer(adjacent_pmi=True, accessor_variety=3,
+                                            accessor_variety_folds=3, unlabeled_text=X[100:]),
+                         LinearChainCRF(max_iter=15)).fit(X[:100], y[:100])
+    loaded = load_model(save_model(pipe, tmp_path / "m.skcrf"))
+    assert loaded.predict(X[100:]) == [list(p) for p in pipe.predict(X[100:])]
+    names = pipe[0].get_feature_names_out()
+    assert any(n.startswith("pmi_before=") for n in names)
+    assert loaded[0].get_feature_names_out().tolist() == names.tolist()
