@@ -205,6 +205,8 @@ CONFIGS = {
     "jav10_cls_pmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                             "accessor_variety_folds": 10,
                                             "extra": ("pmi",)}, None),
+    "av5_cls_pmi_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                              "unlabeled": True, "adjacent_pmi": True}, None),
     # the library's AdjacentPMI, jackknifed with the accessor variety ("jpmi")
     "cdict_jav10_cls_jpmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                                    "accessor_variety_folds": 10,

@@ -53,10 +53,14 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         contexts, and so should the training text (on a split of the SXU
         training data, with the dictionary features: dev F1 0.938 with 1
         fold, 0.931 with 10).
-    adjacent_pmi : bool, default=False
+    adjacent_pmi : bool or "auto", default="auto"
         Features of the pointwise mutual information of each character with
         its neighbours (see :class:`SequenceFeaturizer`), from the training
         text plus ``unlabeled_text``, jackknifed as the accessor variety is.
+        "auto": on with ``unlabeled_text``, off without it (on the SXU tuning
+        split, with the dev text as unlabeled text: dev F1 0.9389 against
+        0.9380; without unlabeled text they cost 0.9349 against 0.9365
+        jackknifed, 0.9341 not jackknifed).
     unlabeled_text : list of str, default=None
         Raw text that only adds to the accessor-variety and PMI statistics,
         e.g. the text you will segment (allowed in the SIGHAN closed track).
@@ -100,7 +104,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         "accessor_variety": [None, Interval(Integral, 2, 8, closed="both")],
         "accessor_variety_folds": [StrOptions({"auto"}),
                                    Interval(Integral, 1, None, closed="left")],
-        "adjacent_pmi": ["boolean"],
+        "adjacent_pmi": ["boolean", StrOptions({"auto"})],
         "unlabeled_text": [None, "array-like"],
         "char_classes": ["boolean"],
         "merge_runs": ["boolean"],
@@ -112,7 +116,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
 
     def __init__(self, *, tags="BB2B3MES", c2=0.3, dictionary="train",
                  dictionary_folds=10, accessor_variety=5, accessor_variety_folds="auto",
-                 adjacent_pmi=False, unlabeled_text=None,
+                 adjacent_pmi="auto", unlabeled_text=None,
                  char_classes=True, merge_runs=True, max_iter=1000, tol=1e-5,
                  n_jobs=None, verbose=0):
         self.tags = tags
@@ -167,10 +171,13 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         av_folds = self.accessor_variety_folds
         if av_folds == "auto":
             av_folds = 10 if self.unlabeled_text is None else 1
+        pmi = self.adjacent_pmi
+        if pmi == "auto":
+            pmi = self.unlabeled_text is not None
         featurizer = SequenceFeaturizer(
             dictionary=dictionary, dictionary_folds=self.dictionary_folds,
             accessor_variety=self.accessor_variety,
-            accessor_variety_folds=av_folds, adjacent_pmi=self.adjacent_pmi,
+            accessor_variety_folds=av_folds, adjacent_pmi=pmi,
             unlabeled_text=self.unlabeled_text, char_classes=self.char_classes)
         crf = LinearChainCRF(c2=self.c2, constraints=self.tags, max_iter=self.max_iter,
                              tol=self.tol, n_jobs=self.n_jobs, verbose=self.verbose)

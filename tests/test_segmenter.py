@@ -128,3 +128,16 @@ def test_accessor_variety_folds_auto(sample, segmenter):
     assert seg.featurizer_.accessor_variety_folds == 1
     seg = WordSegmenter(max_iter=5, accessor_variety_folds=3).fit(X, train[:60])
     assert seg.featurizer_.accessor_variety_folds == 3
+
+
+def test_adjacent_pmi_auto(sample, segmenter):
+    # on with unlabeled text only (where it paid on the tuning split)
+    train, test = sample
+    assert not segmenter.featurizer_.adjacent_pmi
+    assert not any(n.startswith("pmi_") for n in segmenter.featurizer_.get_feature_names_out())
+    X = ["".join(s) for s in train[:60]]
+    seg = WordSegmenter(max_iter=5, unlabeled_text=["".join(s) for s in test]).fit(X, train[:60])
+    assert seg.featurizer_.adjacent_pmi
+    assert any(n.startswith("pmi_before=") for n in seg.featurizer_.get_feature_names_out())
+    seg = WordSegmenter(max_iter=5, adjacent_pmi=True).fit(X, train[:60])
+    assert seg.featurizer_.adjacent_pmi
