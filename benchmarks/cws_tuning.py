@@ -207,6 +207,14 @@ CONFIGS = {
                                             "extra": ("pmi",)}, None),
     "av5_cls_pmi_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                               "unlabeled": True, "adjacent_pmi": True}, None),
+    # dictionary jackknife folds in the with-unlabeled-text setting (WordSegmenter's
+    # unlabeled-text defaults otherwise: av not jackknifed, PMI on)
+    "cdict3_av5_cls_lpmi_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                      "unlabeled": True, "adjacent_pmi": True,
+                                                      "dictionary_folds": 3}, 1),
+    "cdict5_av5_cls_lpmi_unl_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                      "unlabeled": True, "adjacent_pmi": True,
+                                                      "dictionary_folds": 5}, 1),
     # the library's AdjacentPMI, jackknifed with the accessor variety ("jpmi")
     "cdict_jav10_cls_jpmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                                    "accessor_variety_folds": 10,
