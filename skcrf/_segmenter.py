@@ -37,10 +37,15 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         (jackknifed while fitting, see ``dictionary_folds``), none, or the
         given words (an external lexicon; add the training words yourself if
         you want both).
-    dictionary_folds : int, default=10
+    dictionary_folds : int, default=2
         See :class:`SequenceFeaturizer`: while fitting, a sentence sees only
         dictionary words that also occur in another fold of the training
-        text, as new text will.
+        text, as new text will. Two halves make 10.8 % of SXU's training
+        word occurrences unknown to the other half (10 folds: 6.9 %; new
+        text: 5.1 %), and the model then trusts the dictionary less: on the
+        SXU tuning split, dev F1 0.9386 with 2 folds, 0.9387 with 3, 0.9373
+        with 5, 0.9365 with 10; with the dev text as unlabeled text 0.9430,
+        0.9417, 0.9401, 0.9389.
     accessor_variety : int or None, default=5
         Accessor-variety features of the n-grams up to this length, from the
         training text plus ``unlabeled_text``.
@@ -115,7 +120,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
     }
 
     def __init__(self, *, tags="BB2B3MES", c2=0.3, dictionary="train",
-                 dictionary_folds=10, accessor_variety=5, accessor_variety_folds="auto",
+                 dictionary_folds=2, accessor_variety=5, accessor_variety_folds="auto",
                  adjacent_pmi="auto", unlabeled_text=None,
                  char_classes=True, merge_runs=True, max_iter=1000, tol=1e-5,
                  n_jobs=None, verbose=0):
