@@ -227,6 +227,10 @@ CONFIGS = {
     "cdict2_jav10_cls_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                                "accessor_variety_folds": 10,
                                                "dictionary_folds": 2}, 1),
+    # the naive path (SequenceFeaturizer(dictionary=<every training word>) +
+    # LinearChainCRF(): BMES, c2 = 1) with 10 / 2 dictionary folds
+    "naive_dict10": ("BMES", 1.0, {"dictionary_folds": 10}, 1),
+    "naive_dict2": ("BMES", 1.0, {"dictionary_folds": 2}, 1),
     # the library's AdjacentPMI, jackknifed with the accessor variety ("jpmi")
     "cdict_jav10_cls_jpmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                                    "accessor_variety_folds": 10,

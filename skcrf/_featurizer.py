@@ -56,7 +56,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         pkuseg does): at each position, the word of each length 2 to
         ``dictionary_max_len`` that starts there and the one that ends there
         (``w_begin2=上海``). Each word gets its own weights.
-    dictionary_folds : int, default=10
+    dictionary_folds : int, default=2
         Jackknifed dictionary features while fitting: the training sequences
         are split into this many contiguous blocks (folds; contiguous so that
         a document's recurring names fall in one), and a sequence sees only dictionary
@@ -64,7 +64,10 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         training words, a training sentence then sees its rare words missing
         as new text will, instead of a dictionary that knows every word (which
         teaches the model to trust it blindly). 1 turns it off. ``transform``
-        always uses the whole dictionary.
+        always uses the whole dictionary. Two halves beat ten folds on a
+        split of SXU's training data (dev F1 0.9367 against 0.9341 with
+        these defaults and every training word as the dictionary; OOV recall
+        0.637 against 0.582): the model trusts the dictionary less.
     accessor_variety : int or None, default=None
         Character input: features from the accessor variety (distinct left /
         right neighbours, Feng et al. 2004) of the n-grams of length 2 to this
@@ -171,7 +174,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         dictionary=None,
         dictionary_max_len=6,
         dictionary_words=False,
-        dictionary_folds=10,
+        dictionary_folds=2,
         accessor_variety=None,
         accessor_variety_folds=1,
         adjacent_pmi=False,
