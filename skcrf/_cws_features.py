@@ -213,6 +213,36 @@ class DictionaryMatches(Template):
         return f"dict_{self._PARTS[part]}_len{k + 1}"
 
 
+# ------------------------------------------- unsupervised statistics (AV, PMI)
+def _statistics_corpus(sequences, texts, folds):
+    """``(cps, offsets, seq_fold)`` of the text the statistics count: the
+    training sequences (code-point arrays; in ``folds`` contiguous folds when
+    ``folds > 1``) followed by the unlabeled ``texts`` (fold -1: every fold's)."""
+    extra, extra_offsets = _code_points(list(texts))
+    lengths = [len(q) for q in sequences] + np.diff(extra_offsets).tolist()
+    cps = np.concatenate([np.asarray(q, dtype=np.int64) for q in sequences] + [extra])
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    seq_fold = np.full(offsets.size - 1, -1, dtype=np.int64)
+    if folds > 1:
+        seq_fold[:len(sequences)] = jackknife_folds(len(sequences), folds)
+    return cps, offsets, seq_fold
+
+
+def _statistics_read(template, units, fitting, what):
+    """``(fold_table, seq_fold)``: what each sequence of ``units`` reads. In
+    the fit_transform of a jackknifed template, a sequence of fold f reads
+    its fold's leave-one-out table (used once, then dropped: never saved nor
+    pickled); otherwise every sequence reads all the statistics (fold -1)."""
+    fold_table = getattr(template, "_fold_table", None)
+    if fitting and fold_table is not None:
+        if template._n_train != (units.n_sequences, units.n_tokens):
+            raise ValueError(f"jackknifed {what}: fit on other text than the statistics "
+                             "were built from.")
+        del template._fold_table
+        return fold_table, jackknife_folds(units.n_sequences, template.folds)
+    return np.zeros((1, 2), dtype=np.uint64), np.full(units.n_sequences, -1, dtype=np.int64)
+
+
 # ----------------------------------------------------------- accessor variety
 @register_template
 class AccessorVariety(Template):
@@ -259,14 +289,9 @@ class AccessorVariety(Template):
         self.n_bins = int(n_bins)
         self.folds = int(folds)
         self.n_slots = 2 * (self.max_n - 1)
-        extra, extra_offsets = _code_points(list(texts))
-        lengths = [len(s) for s in sequences] + np.diff(extra_offsets).tolist()
-        cps = np.concatenate([np.asarray(s, dtype=np.int64) for s in sequences] + [extra])
-        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-        seq_fold = None
-        if self.folds > 1:
-            seq_fold = np.concatenate([jackknife_folds(len(sequences), self.folds),
-                                       np.full(len(extra_offsets) - 1, -1, np.int64)])
+        cps, offsets, seq_fold = _statistics_corpus(sequences, texts, self.folds)
+        if self.folds <= 1:
+            seq_fold = None
         stats = accessor_variety(cps, offsets, self.max_n, seq_fold, self.n_bins)
         keys, av = stats[:2]
         keep = av >= 2                      # AV 1 is the bin of unknown n-grams
@@ -286,16 +311,7 @@ class AccessorVariety(Template):
         if units.kind != "chars":
             raise ValueError("accessor variety features need character input.")
         tids = self._tids()
-        fold_table = getattr(self, "_fold_table", None)
-        if fitting and fold_table is not None:
-            if self._n_train != (units.n_sequences, units.n_tokens):
-                raise ValueError("jackknifed accessor variety: fit on other text than "
-                                 "the statistics were built from.")
-            seq_fold = jackknife_folds(units.n_sequences, self.folds)
-            del self._fold_table    # used once (fit_transform); never saved nor pickled
-        else:                       # every sequence reads all the statistics
-            fold_table = np.zeros((1, 2), dtype=np.uint64)
-            seq_fold = np.full(units.n_sequences, -1, dtype=np.int64)
+        fold_table, seq_fold = _statistics_read(self, units, fitting, "accessor variety")
         _av_keys(units.ids[0], units.offsets, seq_fold, self.table, fold_table,
                  self.max_n, self.n_bins, tids, keys, slot0)
 
@@ -594,13 +610,7 @@ class AdjacentPMI(Template):
 
     def __init__(self, sequences, texts=(), folds=1):
         self.folds = int(folds)
-        extra, extra_offsets = _code_points(list(texts))
-        lengths = [len(q) for q in sequences] + np.diff(extra_offsets).tolist()
-        cps = np.concatenate([np.asarray(q, dtype=np.int64) for q in sequences] + [extra])
-        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-        seq_fold = np.full(offsets.size - 1, -1, dtype=np.int64)
-        if self.folds > 1:
-            seq_fold[:len(sequences)] = jackknife_folds(len(sequences), self.folds)
+        cps, offsets, seq_fold = _statistics_corpus(sequences, texts, self.folds)
         keys, bins, fold_keys, fold_bins = adjacent_pmi(cps, offsets, seq_fold,
                                                         max(self.folds, 1))
         self.table = H.new_table(keys.size, width=2)
@@ -621,16 +631,7 @@ class AdjacentPMI(Template):
     def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         if units.kind != "chars":
             raise ValueError("adjacent PMI features need character input.")
-        fold_table = getattr(self, "_fold_table", None)
-        if fitting and fold_table is not None:
-            if self._n_train != (units.n_sequences, units.n_tokens):
-                raise ValueError("jackknifed PMI: fit on other text than the statistics "
-                                 "were built from.")
-            seq_fold = jackknife_folds(units.n_sequences, self.folds)
-            del self._fold_table    # used once (fit_transform); never saved nor pickled
-        else:
-            fold_table = np.zeros((1, 2), dtype=np.uint64)
-            seq_fold = np.full(units.n_sequences, -1, dtype=np.int64)
+        fold_table, seq_fold = _statistics_read(self, units, fitting, "PMI")
         _pmi_keys(units.ids[0], units.offsets, seq_fold, self.table, fold_table,
                   self._tids(), keys, slot0)
 
