@@ -22,6 +22,11 @@ import numpy as np
 from numba import njit
 
 from . import _feature_hashing as H
+from ._accessor_variety import accessor_variety_stats
+from ._accessor_variety import av_bin as _bin
+from ._accessor_variety import fold_key as _fold_key
+from ._accessor_variety import ngram_key as _ngram_key  # noqa: F401 (imported from here)
+from ._accessor_variety import _finish_ngram
 from ._templates import Template, _template_id, register_template
 from ._units import ABSENT, register_source, stable_id, unique_inverse
 
@@ -290,19 +295,19 @@ class AccessorVariety(Template):
         self.folds = int(folds)
         self.n_slots = 2 * (self.max_n - 1)
         cps, offsets, seq_fold = _statistics_corpus(sequences, texts, self.folds)
-        if self.folds <= 1:
-            seq_fold = None
-        stats = accessor_variety(cps, offsets, self.max_n, seq_fold, self.n_bins)
-        keys, av = stats[:2]
+        n_train = int(offsets[len(sequences)])
+        keys, av, _, _, bins = accessor_variety_stats(cps, offsets, self.max_n, seq_fold,
+                                                      self.n_bins, n_train)
         keep = av >= 2                      # AV 1 is the bin of unknown n-grams
         self.n_ngrams = int(keep.sum())
         self.table = H.new_table(self.n_ngrams, width=2)
         H.build_lookup_values(keys[keep], av[keep].astype(np.uint64), self.table)
-        self._digest = stable_id(f"{cps.size}|{int(keys[:1000].sum()) if keys.size else 0}")
-        if seq_fold is not None:            # for fit_transform only; not saved
-            self._fold_table = H.new_table(stats[2].size, width=2)
-            H.build_lookup_values(stats[2], stats[3].astype(np.uint64), self._fold_table)
-            self._n_train = (len(sequences), int(offsets[len(sequences)]))
+        self._digest = stable_id(f"{cps.size}|{self.n_ngrams}|"
+                                 f"{int(np.bitwise_xor.reduce(keys)) if keys.size else 0}")
+        # for fit_transform only (not saved): the bin every training position
+        # reads, jackknifed with folds
+        self._fit_bins = bins
+        self._n_train = (len(sequences), n_train)
 
     def description(self):
         return f"av|{self.max_n}|{self.n_bins}|{self._digest:x}"
@@ -310,10 +315,17 @@ class AccessorVariety(Template):
     def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
         if units.kind != "chars":
             raise ValueError("accessor variety features need character input.")
-        tids = self._tids()
-        fold_table, seq_fold = _statistics_read(self, units, fitting, "accessor variety")
-        _av_keys(units.ids[0], units.offsets, seq_fold, self.table, fold_table,
-                 self.max_n, self.n_bins, tids, keys, slot0)
+        bin_keys = np.array([[_bin_key(t, b) for b in range(self.n_bins)]
+                             for t in self._tids()], dtype=np.uint64)
+        bins = self.__dict__.pop("_fit_bins", None)
+        if fitting and bins is not None:
+            if self._n_train != (units.n_sequences, units.n_tokens):
+                raise ValueError("jackknifed accessor variety: fit on other text than "
+                                 "the statistics were built from.")
+        else:
+            bins = np.zeros((units.n_tokens, self.max_n - 1), dtype=np.uint8)
+            _av_bins(units.ids[0], units.offsets, self.table, self.n_bins, bins)
+        _av_keys(bins, units.offsets, bin_keys, keys, slot0)
 
     def feature_values(self, units, rows, subs, keys=None):
         """The bin each feature's key was written with (re-reading the text
@@ -336,224 +348,55 @@ class AccessorVariety(Template):
 
 def accessor_variety(cps, offsets, max_n, seq_fold=None, n_bins=8):
     """Hash keys of every n-gram (1 < n <= max_n) of the corpus and its
-    accessor variety ``min(distinct predecessors, distinct successors)``.
-
-    Sequence starts and ends count as a new, distinct neighbour each time.
-    One compiled pass per n with hash tables (n-gram -> counts, and the set
-    of (n-gram, neighbour) pairs seen): no sort, no Python loop.
+    accessor variety ``min(distinct predecessors, distinct successors)``;
+    sequence starts and ends count as a new, distinct neighbour each time.
 
     With ``seq_fold`` (the fold of each sequence, -1 for text in no fold),
-    also returns what each fold's *leave-one-out* statistics say: keys
+    also what each fold's *leave-one-out* statistics say: keys
     ``_fold_key(n-gram key, f)`` and the AV of the n-gram in all the text but
     fold f, for the (n-gram, fold) pairs whose AV bin (of ``n_bins``) differs
-    from the one of all the text: a (n-gram, neighbour) pair seen in a single
-    fold, and every sequence boundary, is subtracted from that fold's counts
-    only (the pairs note their fold in the counting pass; one scan of them
-    then collects the per-fold counts of the n-grams whose bin can change).
+    from the one over all the text. See :mod:`skcrf._accessor_variety`.
     """
     folded = seq_fold is not None
     if not folded:
         seq_fold = np.full(max(offsets.size - 1, 0), -1, dtype=np.int64)
-    out = ([], [], [], [])
-    n_occ = int(max(0, (np.diff(offsets) - 1).clip(0).sum()))    # of 2-grams: the most
-    grams = H.new_table(n_occ, width=3)          # n-gram key, left count, right count
-    # (n-gram, neighbour) pairs; with folds also: the fold that alone has the
-    # pair + 1 (_MULTI: several, or text in no fold), 2 * n-gram row + side
-    pairs = H.new_table(2 * n_occ, width=3 if folded else 1)
-    for n in range(2, max_n + 1):
-        if n > 2:
-            grams[:] = 0
-            pairs[:] = 0
-        _av_counts(cps, offsets, seq_fold, n, grams, pairs, folded)
-        used = np.flatnonzero(grams[:, 0])
-        out[0].append(grams[used, 0])
-        out[1].append(np.minimum(grams[used, 1], grams[used, 2]).astype(np.int64))
-        if folded:
-            # (n-gram, fold) -> the neighbours only that fold has, for the
-            # n-grams whose AV can change bin (AV >= 2)
-            single = H.new_table(_n_fold_only(pairs, grams) + 2 * (offsets.size - 1),
-                                 width=4)
-            _fold_only(cps, offsets, seq_fold, n, pairs, grams, single)
-            k, av = _fold_av(grams, single, n_bins)
-            out[2].append(k)
-            out[3].append(av)
-    keys, av, fold_keys, fold_av = (
-        np.concatenate(o) if o else np.zeros(0, dtype=d)
-        for o, d in zip(out, (np.uint64, np.int64, np.uint64, np.int64)))
+    keys, av, fold_keys, fold_av, _ = accessor_variety_stats(
+        np.asarray(cps, dtype=np.int64), offsets, max_n, seq_fold, n_bins, 0)
     return (keys, av, fold_keys, fold_av) if folded else (keys, av)
 
 
-_MULTI = np.uint64(0xFFFFFFFFFFFFFFFF)      # a pair seen in 2+ folds (or in no fold)
-
-
 @njit(**_JIT)
-def _fold_key(g, f):
-    k = H._splitmix(g ^ H._splitmix(np.uint64(f) + np.uint64(0x9E37)))
-    return k if k != np.uint64(0) else np.uint64(1)
-
-
-@njit(**_JIT)
-def _neighbour(pairs, grams, slot, pk, f, side, folded):
-    """Count the neighbour pair ``pk`` of the n-gram in row ``slot`` (side 0:
-    left, 1: right), seen in fold f (-1: in no fold)."""
-    j = H._probe(pairs, pk)
-    if pairs[j, 0] == np.uint64(0):
-        pairs[j, 0] = pk
-        grams[slot, 1 + side] += np.uint64(1)
-        if folded:
-            pairs[j, 1] = np.uint64(f + 1) if f >= 0 else _MULTI
-            pairs[j, 2] = np.uint64(2 * slot + side)
-    elif folded and pairs[j, 1] != _MULTI and pairs[j, 1] != np.uint64(f + 1):
-        pairs[j, 1] = _MULTI
-
-
-@njit(**_JIT)
-def _av_counts(cps, offsets, seq_fold, n, grams, pairs, folded):
-    """Distinct left / right neighbours of every n-gram into ``grams[:, 1]`` /
-    ``grams[:, 2]`` (sequence boundaries count as distinct each time); with
-    ``folded``, each pair also notes whether a single fold has it."""
-    one = np.uint64(1)
+def _av_bins(cps, offsets, table, n_bins, bins):
+    """``bins[i, n - 2]``: the AV bin in ``table`` of the n-gram starting at i
+    (0 if the table does not have it), n = 2 .. bins.shape[1] + 1."""
+    max_n = bins.shape[1] + 1
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
-        f = seq_fold[s]
-        for i in range(a, b - n + 1):
-            g = _ngram_key(cps, i, n)
-            slot = H._probe(grams, g)
-            grams[slot, 0] = g
-            if i == a:
-                grams[slot, 1] += one
-            else:
-                pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i - 1]) + one))
-                _neighbour(pairs, grams, slot, pk if pk != 0 else one, f, 0, folded)
-            if i + n == b:
-                grams[slot, 2] += one
-            else:
-                pk = H._splitmix(g ^ H._splitmix(np.uint64(cps[i + n]) + np.uint64(2)))
-                pk = pk ^ np.uint64(0x5555555555555555)
-                _neighbour(pairs, grams, slot, pk if pk != 0 else one, f, 1, folded)
-
-
-@njit(**_JIT)
-def _may_change(grams, slot):
-    return min(grams[slot, 1], grams[slot, 2]) >= np.uint64(2)
-
-
-@njit(**_JIT)
-def _n_fold_only(pairs, grams):
-    """How many pairs a single fold has, of n-grams whose bin may change."""
-    m = 0
-    for j in range(pairs.shape[0]):
-        if pairs[j, 0] != np.uint64(0) and pairs[j, 1] != _MULTI:
-            m += _may_change(grams, np.int64(pairs[j, 2] >> np.uint64(1)))
-    return m
-
-
-@njit(**_JIT)
-def _single_add(single, g, f, side):
-    """One more neighbour on ``side`` that only fold f has, for n-gram g."""
-    k = _fold_key(g, f)
-    j = H._probe(single, k)
-    single[j, 0] = k
-    single[j, 1] = g
-    single[j, 2 + side] += np.uint64(1)
-
-
-@njit(**_JIT)
-def _fold_only(cps, offsets, seq_fold, n, pairs, grams, single):
-    """``single[(g, f)]``: the left / right neighbours of n-gram g that only
-    fold f has: its pairs seen in f alone, and its occurrences at the start /
-    end of a sequence of f (each a neighbour of its own)."""
-    for j in range(pairs.shape[0]):
-        if pairs[j, 0] == np.uint64(0) or pairs[j, 1] == _MULTI:
-            continue
-        slot = np.int64(pairs[j, 2] >> np.uint64(1))
-        if _may_change(grams, slot):
-            _single_add(single, grams[slot, 0], np.int64(pairs[j, 1]) - 1,
-                        np.int64(pairs[j, 2] & np.uint64(1)))
-    for s in range(offsets.size - 1):
-        a, b = offsets[s], offsets[s + 1]
-        f = seq_fold[s]
-        if f < 0 or b - a < n:
-            continue
-        g = _ngram_key(cps, a, n)
-        if _may_change(grams, H._probe(grams, g)):
-            _single_add(single, g, f, 0)
-        g = _ngram_key(cps, b - n, n)
-        if _may_change(grams, H._probe(grams, g)):
-            _single_add(single, g, f, 1)
-
-
-@njit(**_JIT)
-def _bin(av, n_bins):
-    """``floor(log2(av))`` capped at ``n_bins - 1``; 0 for av <= 1."""
-    b = 0
-    while av > 1 and b < n_bins - 1:
-        av >>= 1
-        b += 1
-    return b
-
-
-@njit(**_JIT)
-def _fold_av(grams, single, n_bins):
-    """(key, leave-one-out AV) of the (n-gram, fold) entries of ``single``
-    whose AV bin differs from the n-gram's over all the text."""
-    keys = np.empty(single.shape[0], dtype=np.uint64)
-    av = np.empty(single.shape[0], dtype=np.int64)
-    m = 0
-    for j in range(single.shape[0]):
-        if single[j, 0] == np.uint64(0):
-            continue
-        i = H._probe(grams, single[j, 1])
-        left, right = np.int64(grams[i, 1]), np.int64(grams[i, 2])
-        full = min(left, right)
-        out = min(left - np.int64(single[j, 2]), right - np.int64(single[j, 3]))
-        if _bin(out, n_bins) != _bin(full, n_bins):
-            keys[m] = single[j, 0]
-            av[m] = out
-            m += 1
-    return keys[:m].copy(), av[:m].copy()
-
-
-@njit(**_JIT)
-def _ngram_key(cps, i, n):
-    """Hash key of the n-gram at ``cps[i:i + n]`` (never 0)."""
-    h = np.uint64(0x12345)
-    for p in range(i, i + n):
-        h = H._step(h, cps[p])
-    h = h ^ np.uint64(n)
-    return h if h != np.uint64(0) else np.uint64(1)
-
-
-@njit(**_JIT)
-def _av_bin(table, h, n_bins):
-    """AV bin of the n-gram of key ``h`` (0 when the table does not have it)."""
-    i = H._probe(table, h)
-    return _bin(np.int64(table[i, 1]), n_bins) if table[i, 0] == h else 0
-
-
-@njit(**_JIT)
-def _av_keys(cps, offsets, seq_fold, table, fold_table, max_n, n_bins, tids, keys, slot0):
-    """Keys of the AV-bin features: slot 2 (n - 2) for the n-gram starting at t,
-    slot 2 (n - 2) + 1 for the one ending at t. A sequence of fold
-    ``seq_fold[s] >= 0`` reads its fold's leave-one-out AV from
-    ``fold_table`` where that has the n-gram, else ``table``."""
-    for s in range(offsets.size - 1):
-        a, b = offsets[s], offsets[s + 1]
-        f = seq_fold[s]
         for i in range(a, b):
-            for n in range(2, max_n + 1):
-                if i + n > b:
-                    break
-                g = _ngram_key(cps, i, n)
-                bn = _av_bin(table, g, n_bins)
-                if bn > 0 and f >= 0:       # bin 0 stays 0 without the fold
-                    k = _fold_key(g, f)
-                    j = H._probe(fold_table, k)
-                    if fold_table[j, 0] == k:
-                        bn = _bin(np.int64(fold_table[j, 1]), n_bins)
+            h = np.uint64(0x12345)
+            for n in range(1, min(max_n, b - i) + 1):
+                h = H._step(h, cps[i + n - 1])
+                if n < 2:
+                    continue
+                g = _finish_ngram(h, n)
+                j = H._probe(table, g)
+                if table[j, 0] == g:
+                    bins[i, n - 2] = _bin(np.int64(table[j, 1]), n_bins)
+
+
+@njit(**_JIT)
+def _av_keys(bins, offsets, bin_keys, keys, slot0):
+    """Keys of the AV-bin features: slot 2 (n - 2) for the n-gram starting at
+    t, slot 2 (n - 2) + 1 for the one ending at t (``bin_keys[slot, bin]``)."""
+    n_max = bins.shape[1]
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        for i in range(a, b):
+            for n in range(2, min(n_max + 1, b - i) + 1):
                 k1 = 2 * (n - 2)
-                keys[i, slot0 + k1] = _bin_key(tids[k1], bn)
-                keys[i + n - 1, slot0 + k1 + 1] = _bin_key(tids[k1 + 1], bn)
+                bn = bins[i, n - 2]
+                keys[i, slot0 + k1] = bin_keys[k1, bn]
+                keys[i + n - 1, slot0 + k1 + 1] = bin_keys[k1 + 1, bn]
 
 
 @njit(**_JIT)

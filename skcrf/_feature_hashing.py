@@ -52,20 +52,29 @@ def _probe(table, key):
 
 class KeyIndex:
     """The distinct keys of a (n_rows, n_slots) key matrix, numbered in order of
-    first occurrence, and the matrix itself as CSR rows of those numbers.
+    first occurrence (row by row, slot by slot), and the matrix itself as CSR
+    rows of those numbers.
 
-    Built in one pass (:func:`index_keys`): every key is probed once, so fit
-    needs no second look-up pass. Attributes: ``keys`` (n,) uint64 in column
+    Attributes (built by :func:`index_keys`): ``keys`` (n,) uint64 in column
     order, ``counts`` and ``first`` (flat position ``row * n_slots + slot`` of
     the first occurrence) per column, ``indptr`` / ``indices`` (int32) of the
-    rows, and ``table``, a look-up table (width 2: key, column) of all the keys.
+    rows, and ``table``, a look-up table (width 2: key, column) of all the keys,
+    built on first access (None after :meth:`keep`).
     """
 
-    __slots__ = ("keys", "counts", "first", "indptr", "indices", "table")
+    __slots__ = ("keys", "counts", "first", "indptr", "indices", "_table", "_lazy")
 
-    def __init__(self, keys, counts, first, indptr, indices, table):
+    def __init__(self, keys, counts, first, indptr, indices, table=None, lazy=True):
         self.keys, self.counts, self.first = keys, counts, first
-        self.indptr, self.indices, self.table = indptr, indices, table
+        self.indptr, self.indices = indptr, indices
+        self._table, self._lazy = table, lazy
+
+    @property
+    def table(self):
+        if self._table is None and self._lazy:
+            self._table = new_table(self.keys.size, width=2)
+            build_lookup(self.keys, self._table)
+        return self._table
 
     def keep(self, mask):
         """Only the columns where ``mask`` holds, renumbered in order; the
@@ -74,42 +83,161 @@ class KeyIndex:
         remap[~mask] = -1
         indptr, indices = _remap_csr(self.indptr, self.indices, remap)
         return KeyIndex(self.keys[mask], self.counts[mask], self.first[mask], indptr,
-                        indices, None)
+                        indices, None, lazy=False)
 
 
 def index_keys(keys, initial_size=None):
     """:class:`KeyIndex` of the non-zero keys of ``keys`` (n_rows, n_slots).
 
-    The hash table starts at ``initial_size`` rows (default: a sixteenth of
-    the occurrences) and doubles when half full (the keys seen so far are
-    re-inserted), so its size follows the number of distinct keys, not of
-    occurrences.
+    Slot by slot (a Fortran-ordered ``keys`` is read without a copy): each
+    slot numbers its keys with a table of its own, which grows (doubles) with
+    the slot's distinct keys from ``initial_size`` rows (default 1024), so a
+    slot of a few keys probes a table in L1 and a slot of characters pairs
+    one that stays in the cache while its column is read, instead of every
+    occurrence probing one table of all the keys. A key in several slots is
+    then merged into one column (in cache-sized buckets of the distinct keys),
+    and the columns are renumbered in order of first occurrence.
     """
+    keys = np.asfortranarray(keys)
     n_rows, n_slots = keys.shape
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    nnz = int(np.count_nonzero(keys))
-    indices = np.empty(nnz, dtype=np.int32)
-    if initial_size is None:
-        initial_size = max(1 << 12, nnz // 16)
-    table = new_table(initial_size // 2, width=2)
-    cap = table.shape[0] // 2
-    col_keys = np.empty(cap, dtype=np.uint64)
-    counts = np.empty(cap, dtype=np.int64)
-    first = np.empty(cap, dtype=np.int64)
-    r, n_cols = 0, 0
-    while True:
-        r, n_cols = _index_rows(keys, r, table, col_keys, counts, first, indptr, indices,
-                                n_cols)
-        if r == n_rows:
-            break
-        table = np.zeros((2 * table.shape[0], 2), dtype=np.uint64)
-        cap = table.shape[0] // 2
-        col_keys, counts, first = (_grown(a, cap) for a in (col_keys, counts, first))
-        _reinsert(col_keys, n_cols, table)
-    if n_cols >= 2 ** 31:
-        raise ValueError(f"{n_cols} distinct features: more than int32 columns hold.")
-    return KeyIndex(col_keys[:n_cols].copy(), counts[:n_cols].copy(),
-                    first[:n_cols].copy(), indptr, indices, table)
+    indexer = SlotIndexer(n_rows, n_slots, initial_size)
+    for s in range(n_slots):
+        indexer.add(keys[:, s], s)
+    return indexer.finish()
+
+
+class SlotIndexer:
+    """Numbers the keys of a (n_rows, n_slots) key matrix given one slot's
+    column at a time (:meth:`add`, in slot order), so that the whole matrix
+    need never exist; :meth:`finish` gives the :class:`KeyIndex`.
+
+    A slot whose distinct keys fit a table in L2 is numbered in one pass
+    over its column; a slot with more (character pairs: ~10^5 keys) is
+    partitioned by the top bits of its keys' hashes into buckets of a few
+    thousand occurrences, each numbered with a small table.
+    """
+
+    _DIRECT_MAX = 1 << 16          # table rows (16 bytes each) of a slot numbered directly
+
+    def __init__(self, n_rows, n_slots, initial_size=None):
+        self.n_rows, self.n_slots = n_rows, n_slots
+        self.size0 = (1024 if initial_size is None
+                      else max(16, 1 << (int(initial_size) - 1).bit_length()))
+        self.ids = np.empty((n_rows, n_slots), dtype=np.int32, order="F")  # entry, -1: none
+        cap = n_rows + 1024
+        self.ent_keys = np.empty(cap, dtype=np.uint64)
+        self.counts = np.empty(cap, dtype=np.int64)
+        self.first = np.empty(cap, dtype=np.int64)
+        self.n_ent = 0
+
+    def _reserve(self, n):
+        if self.n_ent + n + 1 >= self.ent_keys.size:
+            size = max(2 * self.ent_keys.size, self.n_ent + n + 1024)
+            self.ent_keys, self.counts, self.first = (
+                _grown(a, size) for a in (self.ent_keys, self.counts, self.first))
+
+    def add(self, col, s):
+        """Number the keys ``col`` (n_rows,) uint64 of slot s (0: no key)."""
+        col = np.ascontiguousarray(col, dtype=np.uint64)
+        ids = self.ids[:, s]
+        table = np.zeros((self.size0, 2), dtype=np.uint64)
+        e0, r = self.n_ent, 0
+        while True:
+            r, self.n_ent = _index_slot(col, r, s, self.n_slots, table, e0, self.n_ent,
+                                        self.ent_keys, self.counts, self.first, ids)
+            if r == self.n_rows:
+                return
+            self._reserve(1)
+            if 2 * (self.n_ent - e0 + 1) > table.shape[0]:
+                if 2 * table.shape[0] > self._DIRECT_MAX:      # many keys: in buckets
+                    self.n_ent = e0
+                    self._reserve(self.n_rows)
+                    self.n_ent = _index_slot_buckets(col, s, self.n_slots, e0, self.ent_keys,
+                                                     self.counts, self.first, ids)
+                    return
+                table = np.zeros((2 * table.shape[0], 2), dtype=np.uint64)
+                _reinsert(self.ent_keys, e0, self.n_ent, table)
+
+    def finish(self):
+        n_ent, n_rows, n_slots = self.n_ent, self.n_rows, self.n_slots
+        if n_ent >= 2 ** 31:
+            raise ValueError(f"{n_ent} distinct features: more than int32 columns hold.")
+        ent_keys, counts, first = (a[:n_ent] for a in (self.ent_keys, self.counts,
+                                                         self.first))
+        column = _columns(ent_keys, counts, first, n_slots, n_rows)
+        n_cols = int(column.max()) + 1 if n_ent else 0
+        col_keys = np.empty(n_cols, dtype=np.uint64)
+        col_counts = np.zeros(n_cols, dtype=np.int64)
+        col_first = np.full(n_cols, np.iinfo(np.int64).max, dtype=np.int64)
+        _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_first)
+        indptr, indices = _csr_of_ids(self.ids, column.astype(np.int32), int(counts.sum()))
+        self.ids = None
+        return KeyIndex(col_keys, col_counts, col_first, indptr, indices)
+
+
+@njit(**_JIT)
+def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
+    """Number the keys of one slot's column (entries from e0) bucket by bucket:
+    the occurrences are counting-sorted by the top bits of their key's hash
+    (stable: rows stay in order within a bucket), then each bucket is
+    numbered with a table that stays in the cache. Returns the entries."""
+    n = col.size
+    nz = 0
+    for r in range(n):
+        nz += col[r] != np.uint64(0)
+    bits = 4
+    while (1 << bits) * 2048 < nz:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    start = np.zeros((1 << bits) + 1, dtype=np.int64)
+    for r in range(n):
+        k = col[r]
+        if k != np.uint64(0):
+            start[np.int64(_splitmix(k) >> shift) + 1] += 1
+        else:
+            ids[r] = -1
+    for b in range(1 << bits):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    pk = np.empty(nz, dtype=np.uint64)
+    ph = np.empty(nz, dtype=np.uint64)
+    pr = np.empty(nz, dtype=np.int64)
+    for r in range(n):
+        k = col[r]
+        if k != np.uint64(0):
+            h = _splitmix(k)
+            b = np.int64(h >> shift)
+            d = fill[b]
+            fill[b] = d + 1
+            pk[d], ph[d], pr[d] = k, h, r
+    size = 16
+    while size < 2 * np.int64(np.diff(start).max()):
+        size *= 2
+    tab = np.zeros((size, 2), dtype=np.uint64)
+    n_ent = e0
+    for b in range(1 << bits):
+        lo, hi = start[b], start[b + 1]
+        m = 16
+        while m < 2 * (hi - lo):
+            m *= 2
+        mask = np.uint64(m - 1)
+        for j in range(lo, hi):
+            k = pk[j]
+            i = ph[j] & mask
+            while tab[i, 0] != np.uint64(0) and tab[i, 0] != k:
+                i = (i + np.uint64(1)) & mask
+            if tab[i, 0] == np.uint64(0):        # rows ascend: its first occurrence
+                tab[i, 0] = k
+                tab[i, 1] = np.uint64(n_ent)
+                ent_keys[n_ent] = k
+                counts[n_ent] = 0
+                first[n_ent] = pr[j] * n_slots + s
+                n_ent += 1
+            e = np.int64(tab[i, 1])
+            counts[e] += 1
+            ids[pr[j]] = e
+        tab[:m] = 0
+    return n_ent
 
 
 def _grown(a, size):
@@ -119,43 +247,170 @@ def _grown(a, size):
 
 
 @njit(**_JIT)
-def _index_rows(keys, r0, table, col_keys, counts, first, indptr, indices, n_cols):
-    """Number the keys of rows r0.. (see :func:`index_keys`); stops before a
-    row that could fill the table past half. Returns (next row, columns)."""
-    n_rows, n_slots = keys.shape
+def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, ids):
+    """Number the keys of one slot's column from row r0 (entries e0.. are this
+    slot's, ``table``: key -> entry); stops before a new key that would fill the
+    table past half or the entry arrays. Returns (next row, entries)."""
+    mask = np.uint64(table.shape[0] - 1)
     limit = table.shape[0] // 2
-    nnz = indptr[r0]
-    for r in range(r0, n_rows):
-        if n_cols + n_slots > limit:
-            return r, n_cols
-        for s in range(n_slots):
-            k = keys[r, s]
-            if k == np.uint64(0):
-                continue
-            i = _probe(table, k)
-            if table[i, 0] == np.uint64(0):
+    cap = ent_keys.size
+    for r in range(r0, col.size):
+        k = col[r]
+        if k == np.uint64(0):
+            ids[r] = -1
+            continue
+        i = _splitmix(k) & mask
+        while True:
+            t = table[i, 0]
+            if t == k:
+                e = np.int64(table[i, 1])
+                break
+            if t == np.uint64(0):
+                if n_ent - e0 + 1 > limit or n_ent + 1 >= cap:
+                    return r, n_ent
                 table[i, 0] = k
-                table[i, 1] = np.uint64(n_cols)
-                col_keys[n_cols] = k
-                counts[n_cols] = 0
-                first[n_cols] = r * n_slots + s
-                c = n_cols
-                n_cols += 1
-            else:
-                c = np.int64(table[i, 1])
-            counts[c] += 1
-            indices[nnz] = c
-            nnz += 1
-        indptr[r + 1] = nnz
-    return n_rows, n_cols
+                table[i, 1] = np.uint64(n_ent)
+                ent_keys[n_ent] = k
+                counts[n_ent] = 0
+                first[n_ent] = r * n_slots + s
+                e = n_ent
+                n_ent += 1
+                break
+            i = (i + np.uint64(1)) & mask
+        counts[e] += 1
+        ids[r] = e
+    return col.size, n_ent
 
 
 @njit(**_JIT)
-def _reinsert(col_keys, n_cols, table):
-    for c in range(n_cols):
-        i = _probe(table, col_keys[c])
-        table[i, 0] = col_keys[c]
-        table[i, 1] = np.uint64(c)
+def _reinsert(ent_keys, e0, e1, table):
+    mask = np.uint64(table.shape[0] - 1)
+    for e in range(e0, e1):
+        i = _splitmix(ent_keys[e]) & mask
+        while table[i, 0] != np.uint64(0):
+            i = (i + np.uint64(1)) & mask
+        table[i, 0] = ent_keys[e]
+        table[i, 1] = np.uint64(e)
+
+
+@njit(**_JIT)
+def _columns(ent_keys, counts, first, n_slots, n_rows):
+    """Column of every (slot, key) entry: entries of one key (in several slots)
+    share the column of the earliest; columns in order of first occurrence.
+
+    Entries are merged in buckets of the top bits of their keys' hashes (each
+    bucket's table stays in the cache), then counting-sorted by the row of
+    their first occurrence: entries come slot by slot, so within a row they
+    stay in slot order."""
+    n = ent_keys.size
+    column = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return column
+    # 1. the canonical entry of each key (the one first in the text)
+    bits = 4
+    while (1 << bits) * 1024 < n:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    start = np.zeros((1 << bits) + 1, dtype=np.int64)
+    h = np.empty(n, dtype=np.uint64)
+    for e in range(n):
+        h[e] = _splitmix(ent_keys[e] ^ np.uint64(0x51ED))
+        start[np.int64(h[e] >> shift) + 1] += 1
+    for b in range(1 << bits):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    order = np.empty(n, dtype=np.int64)
+    for e in range(n):
+        b = np.int64(h[e] >> shift)
+        order[fill[b]] = e
+        fill[b] += 1
+    canon = np.empty(n, dtype=np.int64)
+    size = 16
+    while size < 2 * np.int64(np.diff(start).max()):
+        size *= 2
+    tab = np.zeros((size, 2), dtype=np.uint64)      # key, its entry first in the text
+    for b in range(1 << bits):
+        lo, hi = start[b], start[b + 1]
+        m = 16
+        while m < 2 * (hi - lo):
+            m *= 2
+        mask = np.uint64(m - 1)
+        for j in range(lo, hi):
+            e = order[j]
+            i = h[e] & mask
+            while tab[i, 0] != np.uint64(0) and tab[i, 0] != ent_keys[e]:
+                i = (i + np.uint64(1)) & mask
+            if tab[i, 0] == np.uint64(0):
+                tab[i, 0] = ent_keys[e]
+                tab[i, 1] = np.uint64(e)
+            elif first[e] < first[np.int64(tab[i, 1])]:
+                tab[i, 1] = np.uint64(e)
+        for j in range(lo, hi):
+            e = order[j]
+            i = h[e] & mask
+            while tab[i, 0] != ent_keys[e]:
+                i = (i + np.uint64(1)) & mask
+            canon[e] = np.int64(tab[i, 1])
+        tab[:m] = 0
+    # 2. canonical entries numbered by (row, slot) of their first occurrence
+    rstart = np.zeros(n_rows + 1, dtype=np.int64)
+    for e in range(n):
+        if canon[e] == e:
+            rstart[first[e] // n_slots + 1] += 1
+    for r in range(n_rows):
+        rstart[r + 1] += rstart[r]
+    for e in range(n):
+        if canon[e] == e:
+            r = first[e] // n_slots
+            column[e] = rstart[r]
+            rstart[r] += 1
+    # within a row, entries of later slots were counted after earlier ones
+    for e in range(n):
+        if canon[e] != e:
+            column[e] = column[canon[e]]
+    return column
+
+
+@njit(**_JIT)
+def _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_first):
+    for e in range(ent_keys.size):
+        c = column[e]
+        col_counts[c] += counts[e]
+        if first[e] < col_first[c]:
+            col_keys[c] = ent_keys[e]
+            col_first[c] = first[e]
+
+
+@njit(**_JIT)
+def _csr_of_ids(ids, column, nnz):
+    """CSR rows of the columns of the ``nnz`` entries in ``ids`` (n_rows,
+    n_slots, Fortran-ordered; -1: none), a block of rows at a time so that
+    every slot's column is read in order."""
+    n_rows, n_slots = ids.shape
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    indices = np.empty(nnz, dtype=np.int32)
+    block = 512
+    pos = np.empty(block, dtype=np.int64)
+    for r0 in range(0, n_rows, block):
+        r1 = min(r0 + block, n_rows)
+        for r in range(r0, r1):
+            pos[r - r0] = 0
+        for s in range(n_slots):
+            for r in range(r0, r1):
+                pos[r - r0] += ids[r, s] >= 0
+        q = indptr[r0]
+        for r in range(r0, r1):
+            c = pos[r - r0]
+            pos[r - r0] = q
+            q += c
+            indptr[r + 1] = q
+        for s in range(n_slots):
+            for r in range(r0, r1):
+                e = ids[r, s]
+                if e >= 0:
+                    indices[pos[r - r0]] = column[e]
+                    pos[r - r0] += 1
+    return indptr, indices
 
 
 @njit(**_JIT)

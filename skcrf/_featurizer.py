@@ -239,9 +239,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self._feature_slots_ = slots.astype(np.int32)
         self._feature_codes_ = codes
         self._feature_strings_ = strings
-        self.__dict__.pop("_lookup_table", None)
-        if index.table is not None:     # fit's table is the look-up table of the vocabulary
-            self.__dict__["_lookup_table"] = index.table
+        self.__dict__.pop("_lookup_table", None)   # built on the first transform
         if not keep:
             return None
         return self._csr_sequences(index.indptr, index.indices, units)

@@ -252,8 +252,10 @@ class TemplateSet:
                 {k: i for i, k in enumerate(self.source_keys)})
 
     def keys(self, units, fitting=False):
-        """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none)."""
-        keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64)
+        """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none),
+        Fortran-ordered."""
+        # column by column in memory: the indexer reads one slot at a time
+        keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64, order="F")
         sources, row = self._sources(units)
         windows = [j for j, t in enumerate(self.templates) if type(t) is Window]
         if len(windows) > 1:                # all window templates in one pass
@@ -311,17 +313,20 @@ class TemplateSet:
         ids = np.zeros((n, self.n_parts), dtype=np.int64)
         sources, row = self._sources(units)
         tpl, _ = self.locate(slots)
+        # the features of each template: one stable (radix) sort by template
+        order = np.argsort(tpl.astype(np.int16 if len(self.templates) < 2 ** 15
+                                      else np.int64), kind="stable")
+        bounds = np.searchsorted(tpl[order], np.arange(len(self.templates) + 1))
+        by_template = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.templates))]
         for i, t in enumerate(self.templates):
-            if not t.parts:
-                continue
-            sel = np.flatnonzero(tpl == i)
-            if not sel.size:
+            sel = by_template[i]
+            if not t.parts or not sel.size:
                 continue
             ids[sel, :len(t.parts)] = t.read_ids(units, sources, row, rows[sel])
             src_of[sel, :len(t.parts)] = [self.source_keys.index(s) for s, _ in t.parts]
         strings = []
         for i, t in enumerate(self.templates):
-            sel = np.flatnonzero(tpl == i) if not t.parts else np.zeros(0, np.int64)
+            sel = by_template[i] if not t.parts else np.zeros(0, np.int64)
             values = t.feature_values(units, rows[sel], slots[sel] - self.slot0[i],
                                       keys=None if keys is None else keys[sel]) \
                 if sel.size else None

@@ -41,6 +41,26 @@ def test_index_keys_numbers_keys_in_first_occurrence_order(initial_size):
     assert lookup_indptr.tolist() == indptr and lookup_indices.tolist() == indices
 
 
+@pytest.mark.parametrize("direct_max", [16, 64, 1 << 16])
+def test_index_keys_in_buckets_equals_the_reference(monkeypatch, direct_max):
+    """Slots with more distinct keys than a table of ``_DIRECT_MAX`` rows holds
+    are numbered in buckets; a key in several slots still gets one column,
+    numbered where it first occurs."""
+    monkeypatch.setattr(H.SlotIndexer, "_DIRECT_MAX", direct_max)
+    rng = np.random.default_rng(direct_max)
+    keys = rng.integers(0, 5000, size=(3000, 6)).astype(np.uint64)
+    keys[:, 1] = rng.integers(0, 3, size=3000)            # few keys (0: none)
+    keys[rng.random(keys.shape) < 0.2] = 0
+    keys[:, 4] = keys[:, 2] + np.uint64(1)                # shares keys with slot 2
+    ref_keys, counts, first, indptr, indices = _reference(keys)
+    index = H.index_keys(keys)
+    assert index.keys.tolist() == ref_keys
+    assert index.counts.tolist() == counts
+    assert index.first.tolist() == first
+    assert index.indptr.tolist() == indptr
+    assert index.indices.tolist() == indices
+
+
 def test_index_keys_keep_renumbers_and_drops_columns():
     rng = np.random.default_rng(1)
     keys = rng.integers(0, 50, size=(200, 5)).astype(np.uint64)
@@ -161,6 +181,39 @@ def test_jackknifed_accessor_variety_equals_statistics_rebuilt_without_each_fold
                     want[i + n - 1, 2 * (n - 2) + 1] = bn
     np.testing.assert_array_equal(got, want)
     assert (got > 0).any()          # the test text has n-grams in several contexts
+
+
+@pytest.mark.parametrize("folds, unlabeled", [(1, False), (1, True), (3, True)])
+def test_accessor_variety_bins_of_fitting_equal_the_table_look_up(folds, unlabeled):
+    """fit_transform reads the bins the statistics pass computed for every
+    training position; without folds they must equal what looking the
+    training text up in the saved table gives (transform), and with folds the
+    transform of the training text must be the non-jackknifed statistics."""
+    from skcrf._cws_features import AccessorVariety
+    from skcrf._units import read_units
+
+    rng = np.random.default_rng(folds + 10 * unlabeled)
+    alphabet = list("abcdefg")
+    texts = ["".join(rng.choice(alphabet, size=rng.integers(0, 16))) for _ in range(50)]
+    extra = ["".join(rng.choice(alphabet, size=11)) for _ in range(6)] if unlabeled else []
+    units = read_units(texts)
+    cps, offsets = units.ids[0], units.offsets
+    seqs = [cps[offsets[i]:offsets[i + 1]] for i in range(len(texts))]
+
+    def keys_of(tpl, fitting):
+        keys = np.zeros((units.n_tokens, tpl.n_slots), dtype=np.uint64)
+        tpl.write_keys(units, None, None, keys, 0, fitting=fitting)
+        return keys
+
+    tpl = AccessorVariety(seqs, extra, max_n=4, n_bins=4, folds=folds)
+    fitted = keys_of(tpl, True)
+    looked_up = keys_of(tpl, False)
+    if folds == 1:
+        np.testing.assert_array_equal(fitted, looked_up)
+    else:
+        plain = AccessorVariety(seqs, extra, max_n=4, n_bins=4, folds=1)
+        np.testing.assert_array_equal(looked_up, keys_of(plain, False))
+        assert (fitted != looked_up).any()       # jackknifed: some bins differ
 
 
 def _all_bin_keys(tpl):

@@ -1,0 +1,328 @@
+"""Accessor-variety statistics of a corpus, counted in cache-sized buckets.
+
+The accessor variety (AV) of an n-gram is the smaller of its numbers of
+distinct left and right neighbours in a corpus (every sequence start and end
+counting as a distinct neighbour each time; Feng et al. 2004). Counting it
+with one hash table for the whole corpus is a random memory access per
+occurrence into tables far larger than the caches. Here the occurrences of
+each n are first partitioned by the top bits of their n-gram key into
+buckets of a few thousand (a counting sort: two sequential passes), so that
+every occurrence of an n-gram lands in the same bucket; each bucket is then
+counted with small tables that stay in the cache.
+
+With jackknife folds the same pass also gives, for every (n-gram, fold), the
+AV over all the text but that fold — a neighbour that only fold f has, and
+every boundary occurrence in f, is lost without f — and the bin that each
+training position reads (its fold's leave-one-out AV), so that
+``fit_transform`` needs no look-up at all.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import _feature_hashing as H
+
+__all__ = ["accessor_variety_stats", "ngram_key", "av_bin", "fold_key"]
+
+_JIT = dict(cache=True, nogil=True, fastmath=False)
+
+_SEED = np.uint64(0x12345)
+_BUCKET_OCCURRENCES = 2048        # the mean bucket: its tables fit in L2
+
+
+@njit(**_JIT)
+def ngram_key(cps, i, n):
+    """Hash key of the n-gram at ``cps[i:i + n]`` (never 0)."""
+    h = _SEED
+    for p in range(i, i + n):
+        h = H._step(h, cps[p])
+    return _finish_ngram(h, n)
+
+
+@njit(**_JIT)
+def _finish_ngram(h, n):
+    h = h ^ np.uint64(n)
+    return h if h != np.uint64(0) else np.uint64(1)
+
+
+@njit(**_JIT)
+def fold_key(g, f):
+    """Key of n-gram (or pair) key ``g`` in the leave-fold-``f``-out table."""
+    k = H._splitmix(g ^ H._splitmix(np.uint64(f) + np.uint64(0x9E37)))
+    return k if k != np.uint64(0) else np.uint64(1)
+
+
+@njit(**_JIT)
+def av_bin(av, n_bins):
+    """``floor(log2(av))`` capped at ``n_bins - 1``; 0 for av <= 1."""
+    b = 0
+    while av > 1 and b < n_bins - 1:
+        av >>= 1
+        b += 1
+    return b
+
+
+def _pow2_at_least(n):
+    return 1 << max(4, int(n - 1).bit_length())
+
+
+def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows):
+    """AV of every n-gram (1 < n <= ``max_n``) of a corpus.
+
+    Returns ``(keys, av, fold_keys, fold_av, bins)``: the key
+    (:func:`ngram_key`) and AV of every distinct n-gram; for the (n-gram,
+    fold) pairs (``seq_fold``: the fold of each sequence, -1 for text in no
+    fold; all -1: no folds) whose AV bin without that fold differs from the
+    bin over all the text, :func:`fold_key` and that leave-one-out AV; and
+    ``bins`` (``n_bin_rows``, max_n - 1) uint8, the bin the n-gram of length
+    n starting at each of the first ``n_bin_rows`` positions reads (its
+    fold's leave-one-out AV; 0 where no n-gram starts).
+    """
+    folded = bool((seq_fold >= 0).any())
+    hcur = _unigram_hashes(cps)           # rolling hash of the n-gram at each position
+    bins = np.zeros((n_bin_rows, max(max_n - 1, 0)), dtype=np.uint8)
+    out = ([], [], [], [])
+    # work space, sized for the most occurrences (n = 2) and reused
+    n_occ = int((np.diff(offsets) - 1).clip(0).sum())
+    occ = _Occurrences(n_occ)
+    for n in range(2, max_n + 1):
+        m = _ngrams(cps, offsets, seq_fold, n, hcur, occ.g, occ.left, occ.right,
+                    occ.fold, occ.pos)
+        if m == 0:
+            continue
+        n_buckets = _pow2_at_least(max(m // _BUCKET_OCCURRENCES, 1))
+        shift = 64 - (n_buckets.bit_length() - 1)
+        start = _partition(occ, m, shift, n_buckets)
+        biggest = int(np.diff(start).max())
+        res = _count_buckets(occ.pg, occ.pleft, occ.pright, occ.pfold, occ.ppos, start,
+                             n, n_bins, folded, _pow2_at_least(2 * biggest),
+                             _pow2_at_least(4 * biggest), bins)
+        keys, av, n_keys, fkeys, fav, n_fkeys = res
+        out[0].append(keys[:n_keys])
+        out[1].append(av[:n_keys])
+        out[2].append(fkeys[:n_fkeys])
+        out[3].append(fav[:n_fkeys])
+    keys, av, fold_keys, fold_av = (
+        np.concatenate(o) if o else np.zeros(0, dtype=d)
+        for o, d in zip(out, (np.uint64, np.int64, np.uint64, np.int64)))
+    return keys, av, fold_keys, fold_av, bins
+
+
+class _Occurrences:
+    """The occurrences of the n-grams of one length, in text order and
+    partitioned into buckets (``p*``)."""
+
+    def __init__(self, n):
+        self.g = np.empty(n, dtype=np.uint64)
+        self.left = np.empty(n, dtype=np.int32)     # code point, -1: sequence start
+        self.right = np.empty(n, dtype=np.int32)    # code point, -1: sequence end
+        self.fold = np.empty(n, dtype=np.int32)
+        self.pos = np.empty(n, dtype=np.int64)
+        self.pg, self.pleft, self.pright = (np.empty_like(a) for a in
+                                            (self.g, self.left, self.right))
+        self.pfold, self.ppos = np.empty_like(self.fold), np.empty_like(self.pos)
+
+
+def _partition(occ, m, shift, n_buckets):
+    start = np.zeros(n_buckets + 1, dtype=np.int64)
+    _scatter(occ.g, occ.left, occ.right, occ.fold, occ.pos, m, np.uint64(shift), start,
+             occ.pg, occ.pleft, occ.pright, occ.pfold, occ.ppos)
+    return start
+
+
+@njit(**_JIT)
+def _unigram_hashes(cps):
+    h = np.empty(cps.size, dtype=np.uint64)
+    for i in range(cps.size):
+        h[i] = H._step(_SEED, cps[i])
+    return h
+
+
+@njit(**_JIT)
+def _ngrams(cps, offsets, seq_fold, n, hcur, g, left, right, fold, pos):
+    """The n-gram occurrences of the corpus (``hcur[i]``: the rolling hash of
+    the (n - 1)-gram at i, advanced here to the n-gram). Returns how many."""
+    m = 0
+    for s in range(offsets.size - 1):
+        a, b = offsets[s], offsets[s + 1]
+        f = seq_fold[s]
+        for i in range(a, b - n + 1):
+            h = H._step(hcur[i], cps[i + n - 1])
+            hcur[i] = h
+            g[m] = _finish_ngram(h, n)
+            left[m] = np.int32(cps[i - 1]) if i > a else np.int32(-1)
+            right[m] = np.int32(cps[i + n]) if i + n < b else np.int32(-1)
+            fold[m] = np.int32(f)
+            pos[m] = i
+            m += 1
+    return m
+
+
+@njit(**_JIT)
+def _scatter(g, left, right, fold, pos, m, shift, start, pg, pleft, pright, pfold, ppos):
+    """Counting sort of the first m occurrences by ``g >> shift``; ``start``
+    gets the bucket boundaries."""
+    n_buckets = start.size - 1
+    for j in range(m):
+        start[np.int64(g[j] >> shift) + 1] += 1
+    for b in range(n_buckets):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    for j in range(m):
+        b = np.int64(g[j] >> shift)
+        d = fill[b]
+        fill[b] = d + 1
+        pg[d], pleft[d], pright[d], pfold[d], ppos[d] = g[j], left[j], right[j], fold[j], pos[j]
+
+
+_MULTI = np.int64(-2)     # a neighbour seen in two folds or more, or in text of no fold
+
+
+@njit(**_JIT)
+def _slot(tab, mask, h, k0, k1):
+    """Row of the entry (k0, k1) in a small table (columns 0, 1: the key;
+    column 0 == 0: empty), probed from hash ``h``."""
+    i = h & mask
+    while tab[i, 0] != 0 and (tab[i, 0] != k0 or tab[i, 1] != k1):
+        i = (i + np.uint64(1)) & mask
+    return np.int64(i)
+
+
+@njit(**_JIT)
+def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsize, psize,
+                   bins):
+    """Count every bucket with tables of ``gsize`` (n-grams) and ``psize``
+    ((n-gram, neighbour) pairs and (n-gram, fold) entries) rows, reused."""
+    m = start[-1]
+    keys = np.empty(m, dtype=np.uint64)
+    av = np.empty(m, dtype=np.int64)
+    fkeys = np.empty(2 * m if folded else 0, dtype=np.uint64)
+    fav = np.empty(2 * m if folded else 0, dtype=np.int64)
+    n_keys, n_fkeys = 0, 0
+    # n-grams: key, 0 | left count, right count
+    grams = np.zeros((gsize, 4), dtype=np.int64)
+    gk = grams.view(np.uint64)
+    # neighbours: n-gram key, 1 + 2 code + side | fold + 1 (or _MULTI), n-gram row
+    pairs = np.zeros((psize, 4), dtype=np.int64)
+    pk = pairs.view(np.uint64)
+    # (n-gram, fold): n-gram row + 1, fold | neighbours only that fold has (left, right)
+    single = np.zeros((psize, 4), dtype=np.int64)
+    sk = single.view(np.uint64)
+    used_g = np.empty(gsize, dtype=np.int64)
+    used_p = np.empty(psize, dtype=np.int64)
+    used_s = np.empty(psize, dtype=np.int64)
+    row_of = np.empty(gsize, dtype=np.int64)       # n-gram row of each occurrence
+    bin_col = n - 2
+    for b in range(start.size - 1):
+        lo, hi = start[b], start[b + 1]
+        cnt = hi - lo
+        if cnt == 0:
+            continue
+        gm = np.uint64(_pow2(2 * cnt) - 1)
+        pm = np.uint64(_pow2(4 * cnt) - 1)
+        ng, npairs, ns = 0, 0, 0
+        for j in range(lo, hi):
+            g = pg[j]
+            r = _slot(gk, gm, g, g, np.uint64(0))
+            if grams[r, 0] == 0:
+                gk[r, 0] = g
+                grams[r, 2] = 0
+                grams[r, 3] = 0
+                used_g[ng] = r
+                ng += 1
+            row_of[j - lo] = r
+            f = np.int64(pfold[j])
+            mark = f + 1 if f >= 0 else _MULTI
+            for side in range(2):
+                c = np.int64(pleft[j] if side == 0 else pright[j])
+                if c < 0:                       # a sequence boundary: always new
+                    grams[r, 2 + side] += 1
+                    continue
+                code = np.uint64(1 + 2 * c + side)
+                p = _slot(pk, pm, H._splitmix(g ^ code), g, code)
+                if pairs[p, 0] == 0:
+                    pk[p, 0] = g
+                    pk[p, 1] = code
+                    pairs[p, 2] = mark
+                    pairs[p, 3] = r
+                    used_p[npairs] = p
+                    npairs += 1
+                    grams[r, 2 + side] += 1
+                elif pairs[p, 2] != _MULTI and pairs[p, 2] != mark:
+                    pairs[p, 2] = _MULTI
+        for q in range(ng):
+            r = used_g[q]
+            keys[n_keys] = gk[r, 0]
+            av[n_keys] = min(grams[r, 2], grams[r, 3])
+            n_keys += 1
+        if folded:
+            # what each fold alone has: its single-fold neighbours, its boundaries
+            for q in range(npairs):
+                p = used_p[q]
+                r = pairs[p, 3]
+                if pairs[p, 2] != _MULTI and min(grams[r, 2], grams[r, 3]) >= 2:
+                    ns = _single_add(single, sk, pm, used_s, ns, r, pairs[p, 2] - 1,
+                                     np.int64((pk[p, 1] - np.uint64(1)) & np.uint64(1)))
+            for j in range(lo, hi):
+                f = np.int64(pfold[j])
+                r = row_of[j - lo]
+                if f < 0 or min(grams[r, 2], grams[r, 3]) < 2:
+                    continue
+                if pleft[j] < 0:
+                    ns = _single_add(single, sk, pm, used_s, ns, r, f, 0)
+                if pright[j] < 0:
+                    ns = _single_add(single, sk, pm, used_s, ns, r, f, 1)
+            for q in range(ns):
+                e = used_s[q]
+                r = single[e, 0] - 1
+                full = min(grams[r, 2], grams[r, 3])
+                loo = min(grams[r, 2] - single[e, 2], grams[r, 3] - single[e, 3])
+                if av_bin(loo, n_bins) != av_bin(full, n_bins):
+                    fkeys[n_fkeys] = fold_key(gk[r, 0], single[e, 1])
+                    fav[n_fkeys] = loo
+                    n_fkeys += 1
+        for j in range(lo, hi):                 # the bin each position reads
+            i = ppos[j]
+            if i >= bins.shape[0]:
+                continue
+            r = row_of[j - lo]
+            left, right = grams[r, 2], grams[r, 3]
+            f = np.int64(pfold[j])
+            if folded and f >= 0 and min(left, right) >= 2:
+                e = _slot(sk, pm, H._splitmix(np.uint64(r + 1) ^ np.uint64(f)),
+                          np.uint64(r + 1), np.uint64(f))
+                if single[e, 0] != 0:
+                    left -= single[e, 2]
+                    right -= single[e, 3]
+            bins[i, bin_col] = av_bin(min(left, right), n_bins)
+        for q in range(ng):                     # clear what this bucket used
+            grams[used_g[q], 0] = 0
+        for q in range(npairs):
+            pairs[used_p[q], 0] = 0
+        for q in range(ns):
+            single[used_s[q], 0] = 0
+    return keys, av, n_keys, fkeys, fav, n_fkeys
+
+
+@njit(**_JIT)
+def _pow2(n):
+    p = 16
+    while p < n:
+        p *= 2
+    return p
+
+
+@njit(**_JIT)
+def _single_add(single, sk, mask, used, ns, r, f, side):
+    """One more neighbour on ``side`` of the n-gram in row r that only fold f has."""
+    k0, k1 = np.uint64(r + 1), np.uint64(f)
+    e = _slot(sk, mask, H._splitmix(k0 ^ k1), k0, k1)
+    if single[e, 0] == 0:
+        sk[e, 0] = k0
+        sk[e, 1] = k1
+        single[e, 2] = 0
+        single[e, 3] = 0
+        used[ns] = e
+        ns += 1
+    single[e, 2 + side] += 1
+    return ns
