@@ -66,11 +66,12 @@ def _pow2_at_least(n):
     return 1 << max(4, int(n - 1).bit_length())
 
 
-def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows):
+def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, min_av=0):
     """AV of every n-gram (1 < n <= ``max_n``) of a corpus.
 
     Returns ``(keys, av, fold_keys, fold_av, bins)``: the key
-    (:func:`ngram_key`) and AV of every distinct n-gram; for the (n-gram,
+    (:func:`ngram_key`) and AV of every distinct n-gram whose AV is at least
+    ``min_av``; for the (n-gram,
     fold) pairs (``seq_fold``: the fold of each sequence, -1 for text in no
     fold; all -1: no folds) whose AV bin without that fold differs from the
     bin over all the text, :func:`fold_key` and that leave-one-out AV; and
@@ -96,7 +97,7 @@ def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows):
         biggest = int(np.diff(start).max())
         res = _count_buckets(occ.pg, occ.pleft, occ.pright, occ.pfold, occ.ppos, start,
                              n, n_bins, folded, _pow2_at_least(2 * biggest),
-                             _pow2_at_least(4 * biggest), bins)
+                             _pow2_at_least(4 * biggest), bins, min_av)
         keys, av, n_keys, fkeys, fav, n_fkeys = res
         out[0].append(keys[:n_keys])
         out[1].append(av[:n_keys])
@@ -190,7 +191,7 @@ def _slot(tab, mask, h, k0, k1):
 
 @njit(**_JIT)
 def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsize, psize,
-                   bins):
+                   bins, min_av):
     """Count every bucket with tables of ``gsize`` (n-grams) and ``psize``
     ((n-gram, neighbour) pairs and (n-gram, fold) entries) rows, reused."""
     m = start[-1]
@@ -212,6 +213,7 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
     used_p = np.empty(psize, dtype=np.int64)
     used_s = np.empty(psize, dtype=np.int64)
     row_of = np.empty(gsize, dtype=np.int64)       # n-gram row of each occurrence
+    n_occ = np.empty(gsize, dtype=np.int64)        # occurrences of the n-gram of each row
     bin_col = n - 2
     for b in range(start.size - 1):
         lo, hi = start[b], start[b + 1]
@@ -228,9 +230,18 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
                 gk[r, 0] = g
                 grams[r, 2] = 0
                 grams[r, 3] = 0
+                n_occ[r] = 0
                 used_g[ng] = r
                 ng += 1
             row_of[j - lo] = r
+            n_occ[r] += 1
+        for j in range(lo, hi):
+            r = row_of[j - lo]
+            if n_occ[r] == 1:       # one occurrence: one neighbour on each side
+                grams[r, 2] = 1
+                grams[r, 3] = 1
+                continue
+            g = pg[j]
             f = np.int64(pfold[j])
             mark = f + 1 if f >= 0 else _MULTI
             for side in range(2):
@@ -252,9 +263,11 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
                     pairs[p, 2] = _MULTI
         for q in range(ng):
             r = used_g[q]
-            keys[n_keys] = gk[r, 0]
-            av[n_keys] = min(grams[r, 2], grams[r, 3])
-            n_keys += 1
+            a = min(grams[r, 2], grams[r, 3])
+            if a >= min_av:
+                keys[n_keys] = gk[r, 0]
+                av[n_keys] = a
+                n_keys += 1
         if folded:
             # what each fold alone has: its single-fold neighbours, its boundaries
             for q in range(npairs):
@@ -283,9 +296,9 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
                     n_fkeys += 1
         for j in range(lo, hi):                 # the bin each position reads
             i = ppos[j]
-            if i >= bins.shape[0]:
-                continue
             r = row_of[j - lo]
+            if i >= bins.shape[0] or n_occ[r] == 1:     # AV 1: bin 0
+                continue
             left, right = grams[r, 2], grams[r, 3]
             f = np.int64(pfold[j])
             if folded and f >= 0 and min(left, right) >= 2:

@@ -296,12 +296,12 @@ class AccessorVariety(Template):
         self.n_slots = 2 * (self.max_n - 1)
         cps, offsets, seq_fold = _statistics_corpus(sequences, texts, self.folds)
         n_train = int(offsets[len(sequences)])
+        # AV 1 is the bin of unknown n-grams: the table keeps AV >= 2
         keys, av, _, _, bins = accessor_variety_stats(cps, offsets, self.max_n, seq_fold,
-                                                      self.n_bins, n_train)
-        keep = av >= 2                      # AV 1 is the bin of unknown n-grams
-        self.n_ngrams = int(keep.sum())
+                                                      self.n_bins, n_train, min_av=2)
+        self.n_ngrams = int(keys.size)
         self.table = H.new_table(self.n_ngrams, width=2)
-        H.build_lookup_values(keys[keep], av[keep].astype(np.uint64), self.table)
+        H.build_lookup_values(keys, av.astype(np.uint64), self.table)
         self._digest = stable_id(f"{cps.size}|{self.n_ngrams}|"
                                  f"{int(np.bitwise_xor.reduce(keys)) if keys.size else 0}")
         # for fit_transform only (not saved): the bin every training position

@@ -115,12 +115,17 @@ class SlotIndexer:
     over its column; a slot with more (character pairs: ~10^5 keys) is
     partitioned by the top bits of its keys' hashes into buckets of a few
     thousand occurrences, each numbered with a small table.
+
+    ``disjoint_slots=True`` promises that no key occurs in two slots (the
+    templates of a :class:`~skcrf._templates.TemplateSet` hash distinct ids
+    into their keys) and skips merging them.
     """
 
     _DIRECT_MAX = 1 << 16          # table rows (16 bytes each) of a slot numbered directly
 
-    def __init__(self, n_rows, n_slots, initial_size=None):
+    def __init__(self, n_rows, n_slots, initial_size=None, disjoint_slots=False):
         self.n_rows, self.n_slots = n_rows, n_slots
+        self.disjoint_slots = disjoint_slots
         self.size0 = (1024 if initial_size is None
                       else max(16, 1 << (int(initial_size) - 1).bit_length()))
         self.ids = np.empty((n_rows, n_slots), dtype=np.int32, order="F")  # entry, -1: none
@@ -164,7 +169,9 @@ class SlotIndexer:
             raise ValueError(f"{n_ent} distinct features: more than int32 columns hold.")
         ent_keys, counts, first = (a[:n_ent] for a in (self.ent_keys, self.counts,
                                                          self.first))
-        column = _columns(ent_keys, counts, first, n_slots, n_rows)
+        canon = (np.arange(n_ent) if self.disjoint_slots
+                 else _canonical_entries(ent_keys, first))
+        column = _columns(canon, first, n_slots, n_rows)
         n_cols = int(column.max()) + 1 if n_ent else 0
         col_keys = np.empty(n_cols, dtype=np.uint64)
         col_counts = np.zeros(n_cols, dtype=np.int64)
@@ -254,10 +261,15 @@ def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, 
     mask = np.uint64(table.shape[0] - 1)
     limit = table.shape[0] // 2
     cap = ent_keys.size
+    last_k, last_e = np.uint64(0), -1     # runs of one key (bias, flags, classes)
     for r in range(r0, col.size):
         k = col[r]
         if k == np.uint64(0):
             ids[r] = -1
+            continue
+        if k == last_k:
+            counts[last_e] += 1
+            ids[r] = last_e
             continue
         i = _splitmix(k) & mask
         while True:
@@ -279,6 +291,7 @@ def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, 
             i = (i + np.uint64(1)) & mask
         counts[e] += 1
         ids[r] = e
+        last_k, last_e = k, e
     return col.size, n_ent
 
 
@@ -294,19 +307,14 @@ def _reinsert(ent_keys, e0, e1, table):
 
 
 @njit(**_JIT)
-def _columns(ent_keys, counts, first, n_slots, n_rows):
-    """Column of every (slot, key) entry: entries of one key (in several slots)
-    share the column of the earliest; columns in order of first occurrence.
-
-    Entries are merged in buckets of the top bits of their keys' hashes (each
-    bucket's table stays in the cache), then counting-sorted by the row of
-    their first occurrence: entries come slot by slot, so within a row they
-    stay in slot order."""
+def _canonical_entries(ent_keys, first):
+    """For every (slot, key) entry, the entry of the same key that occurs
+    first in the text (a key in several slots); merged in buckets of the top
+    bits of the keys' hashes, so that each bucket's table stays in the cache."""
     n = ent_keys.size
-    column = np.empty(n, dtype=np.int64)
+    canon = np.arange(n)
     if n == 0:
-        return column
-    # 1. the canonical entry of each key (the one first in the text)
+        return canon
     bits = 4
     while (1 << bits) * 1024 < n:
         bits += 1
@@ -324,7 +332,6 @@ def _columns(ent_keys, counts, first, n_slots, n_rows):
         b = np.int64(h[e] >> shift)
         order[fill[b]] = e
         fill[b] += 1
-    canon = np.empty(n, dtype=np.int64)
     size = 16
     while size < 2 * np.int64(np.diff(start).max()):
         size *= 2
@@ -352,7 +359,17 @@ def _columns(ent_keys, counts, first, n_slots, n_rows):
                 i = (i + np.uint64(1)) & mask
             canon[e] = np.int64(tab[i, 1])
         tab[:m] = 0
-    # 2. canonical entries numbered by (row, slot) of their first occurrence
+    return canon
+
+
+@njit(**_JIT)
+def _columns(canon, first, n_slots, n_rows):
+    """Column of every entry: the canonical entries (``canon[e] == e``) are
+    numbered in order of first occurrence by a counting sort on the row of it
+    (entries come slot by slot, so within a row they stay in slot order);
+    the others take their canonical entry's column."""
+    n = canon.size
+    column = np.empty(n, dtype=np.int64)
     rstart = np.zeros(n_rows + 1, dtype=np.int64)
     for e in range(n):
         if canon[e] == e:
@@ -585,6 +602,26 @@ def window_ids(sources, offsets, rows, seq, part_src, part_off, out):
         T = offsets[s + 1] - t0
         for k in range(part_src.size):
             out[j, k] = _unit_at(sources[part_src[k]], t0, T, rows[j] - t0 + part_off[k])
+
+
+@njit(**_JIT)
+def feature_ids(sources, offsets, rows, seq, slots, slot_src, slot_off, out, src_of):
+    """The ids the window template of ``slots[j]`` read at token ``rows[j]``
+    (of sequence ``seq[j]``): ``out[j, k]`` for each part k of the slot
+    (``slot_src[slot, k]`` the source row, -1 past its last part, and
+    ``slot_off[slot, k]`` the offset; padding ids included), and
+    ``src_of[j, k]``, the source row."""
+    for j in range(rows.size):
+        s = seq[j]
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        sl = slots[j]
+        for k in range(slot_src.shape[1]):
+            src = slot_src[sl, k]
+            src_of[j, k] = src
+            if src < 0:
+                continue
+            out[j, k] = _unit_at(sources[src], t0, T, rows[j] - t0 + slot_off[sl, k])
 
 
 @njit(**_JIT)

@@ -221,10 +221,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         if units.n_sequences == 0:
             raise ValueError("X is empty: need at least one sequence to fit.")
         templates = self._make_templates(units)
-        keys = templates.keys(units, fitting=True)
-        n_slots = keys.shape[1]
-        index = H.index_keys(keys)       # columns in order of first occurrence
-        del keys
+        n_slots = templates.n_slots
+        index = templates.index(units, fitting=True)    # columns in order of first occurrence
         if self.min_freq > 1:
             index = index.keep(index.counts >= self.min_freq)
         rows, slots = np.divmod(index.first, n_slots)

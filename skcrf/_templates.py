@@ -276,6 +276,27 @@ class TemplateSet:
                 t.write_keys(units, sources, row, keys, int(s0), fitting=fitting)
         return keys
 
+    def index(self, units, fitting=False):
+        """The :class:`~skcrf._feature_hashing.KeyIndex` of the keys that
+        :meth:`keys` gives, without the whole key matrix: each template's keys
+        are written into a buffer of its own slots and numbered right away."""
+        H = _kernels()
+        # templates hash their own ids into their keys: distinct templates,
+        # distinct keys in every slot (the same template twice shares keys)
+        descriptions = [t.description() for t in self.templates]
+        indexer = H.SlotIndexer(units.n_tokens, self.n_slots,
+                                disjoint_slots=len(set(descriptions)) == len(descriptions))
+        sources, row = self._sources(units)
+        width = max([t.n_slots for t in self.templates] + [1])
+        buffer = np.empty((units.n_tokens, width), dtype=np.uint64, order="F")
+        for t, s0 in zip(self.templates, self.slot0[:-1].tolist()):
+            block = buffer[:, :t.n_slots]
+            block[:] = 0
+            t.write_keys(units, sources, row, block, 0, fitting=fitting)
+            for k in range(t.n_slots):
+                indexer.add(block[:, k], s0 + k)
+        return indexer.finish()
+
     @property
     def has_numpy(self):
         """True if every template can compute its keys with NumPy alone."""
@@ -309,21 +330,35 @@ class TemplateSet:
         """
         n = rows.size
         codes = np.full((n, self.n_parts), _NO_VALUE, dtype=np.int32)
-        src_of = np.full((n, self.n_parts), -1, dtype=np.int64)
-        ids = np.zeros((n, self.n_parts), dtype=np.int64)
         sources, row = self._sources(units)
-        tpl, _ = self.locate(slots)
+        n_tpl = len(self.templates)
+        tpl = np.repeat(np.arange(n_tpl, dtype=np.int16 if n_tpl < 2 ** 15 else np.int64),
+                        np.diff(self.slot0))[slots]
+        # what every slot reads: (source row, offset) per part; -1: no part
+        slot_src = np.full((self.n_slots, self.n_parts), -1, dtype=np.int64)
+        slot_off = np.zeros((self.n_slots, self.n_parts), dtype=np.int64)
+        windows = np.zeros(self.n_slots, dtype=bool)
+        for i, t in enumerate(self.templates):
+            a, b = self.slot0[i], self.slot0[i + 1]
+            for k, (src, off) in enumerate(t.parts):
+                slot_src[a:b, k], slot_off[a:b, k] = self.source_keys.index(src), off
+            windows[a:b] = isinstance(t, Window)
+        # the ids every feature read, window templates all in one compiled pass
+        ids = np.zeros((n, self.n_parts), dtype=np.int64)
+        src_of = np.empty((n, self.n_parts), dtype=np.int64)
+        if n:
+            seq = np.repeat(np.arange(units.n_sequences, dtype=np.int64),
+                            np.diff(units.offsets))[rows]
+            _kernels().feature_ids(sources, units.offsets, rows, seq, slots, slot_src,
+                                   slot_off, ids, src_of)
         # the features of each template: one stable (radix) sort by template
-        order = np.argsort(tpl.astype(np.int16 if len(self.templates) < 2 ** 15
-                                      else np.int64), kind="stable")
-        bounds = np.searchsorted(tpl[order], np.arange(len(self.templates) + 1))
-        by_template = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.templates))]
+        order = np.argsort(tpl, kind="stable")
+        bounds = np.searchsorted(tpl[order], np.arange(n_tpl + 1))
+        by_template = [order[bounds[i]:bounds[i + 1]] for i in range(n_tpl)]
         for i, t in enumerate(self.templates):
             sel = by_template[i]
-            if not t.parts or not sel.size:
-                continue
-            ids[sel, :len(t.parts)] = t.read_ids(units, sources, row, rows[sel])
-            src_of[sel, :len(t.parts)] = [self.source_keys.index(s) for s, _ in t.parts]
+            if t.parts and sel.size and not isinstance(t, Window):
+                ids[sel, :len(t.parts)] = t.read_ids(units, sources, row, rows[sel])
         strings = []
         for i, t in enumerate(self.templates):
             sel = by_template[i] if not t.parts else np.zeros(0, np.int64)

@@ -337,3 +337,16 @@ def test_statistics_features_survive_the_model_file(tmp_path):
     names = pipe[0].get_feature_names_out()
     assert any(n.startswith("pmi_before=") for n in names)
     assert loaded[0].get_feature_names_out().tolist() == names.tolist()
+
+
+def test_a_template_given_twice_is_one_feature_in_fit_and_transform():
+    """Two identical templates write the same keys in two slots: fit_transform
+    (which indexes slot by slot) must agree with transform."""
+    f = SequenceFeaturizer(unit_offsets=(0, 0, 1), ngram_offsets=(), char_type_offsets=(),
+                           bias=False)
+    X = ["上海上", "海上"]
+    A = f.fit_transform(X)
+    B = f.transform(X)
+    assert f.n_features_out_ == len(set(f.get_feature_names_out()))
+    for a, b in zip(A, B):
+        np.testing.assert_array_equal(a.toarray(), b.toarray())
