@@ -72,8 +72,7 @@ class KeyIndex:
     @property
     def table(self):
         if self._table is None and self._lazy:
-            self._table = new_table(self.keys.size, width=2)
-            build_lookup(self.keys, self._table)
+            self._table = vocabulary_table(self.keys)
         return self._table
 
     def keep(self, mask):
@@ -448,15 +447,6 @@ def _remap_csr(indptr, indices, remap):
 
 
 @njit(**_JIT)
-def build_lookup(keys, table):
-    """Insert ``keys[i] -> i`` into an empty ``table`` (width 2)."""
-    for i in range(keys.size):
-        j = _probe(table, keys[i])
-        table[j, 0] = keys[i]
-        table[j, 1] = np.uint64(i)
-
-
-@njit(**_JIT)
 def build_lookup_values(keys, values, table):
     """Insert ``keys[i] -> values[i]`` into an empty ``table`` (width 2)."""
     for i in range(keys.size):
@@ -465,9 +455,29 @@ def build_lookup_values(keys, values, table):
         table[j, 1] = values[i]
 
 
+def vocabulary_table(keys):
+    """Look-up table (width 2: key, column) of the vocabulary ``keys``, for
+    :func:`keys_to_csr`. Never saved: rebuilt from the vocabulary when needed
+    (random inserts are independent stores, so this runs at memory
+    throughput, ~0.05 s for 10^6 keys)."""
+    table = new_table(keys.size, width=2)
+    _build_lookup(keys, table)
+    return table
+
+
+@njit(**_JIT)
+def _build_lookup(keys, table):
+    """Insert ``keys[i] -> i`` into an empty ``table`` (width 2)."""
+    for i in range(keys.size):
+        j = _probe(table, keys[i])
+        table[j, 0] = keys[i]
+        table[j, 1] = np.uint64(i)
+
+
 @njit(**_JIT)
 def keys_to_csr(keys, table):
-    """CSR (indptr, indices) of the known keys of each row.
+    """CSR (indptr, indices) of the keys of each row that the vocabulary
+    table (:func:`vocabulary_table`) knows.
 
     Columns within a row are unique (distinct keys have distinct columns, and
     a row never holds one key twice) but not sorted: the kernels do not need

@@ -237,7 +237,8 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self._feature_slots_ = slots.astype(np.int32)
         self._feature_codes_ = codes
         self._feature_strings_ = strings
-        self.__dict__.pop("_lookup_table", None)   # built on the first transform
+        self.__dict__.pop("_lookup_table", None)
+        self._lookup()                              # for transform
         if not keep:
             return None
         return self._csr_sequences(index.indptr, index.indices, units)
@@ -255,8 +256,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         (not pickled: rebuilding it is faster than storing it)."""
         table = self.__dict__.get("_lookup_table")
         if table is None:
-            table = H.new_table(self._vocab_keys_.size, width=2)
-            H.build_lookup(self._vocab_keys_, table)
+            table = H.vocabulary_table(self._vocab_keys_)
             self.__dict__["_lookup_table"] = table
         return table
 

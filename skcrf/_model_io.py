@@ -222,8 +222,7 @@ class Model:
             from . import _feature_hashing as H
 
             if self._lookup is None:
-                self._lookup = H.new_table(self.vocab_keys.size, width=2)
-                H.build_lookup(self.vocab_keys, self._lookup)
+                self._lookup = H.vocabulary_table(self.vocab_keys)
             indptr, indices = H.keys_to_csr(self.templates.keys(units), self._lookup)
         return KernelArrays(indptr, indices, np.ones(indices.size), units.offsets)
 

@@ -70,9 +70,7 @@ def test_vocabulary_lookup_matches_the_hash_table():
                                                           dtype=np.uint64)]), size=(50, 7))
     keys[rng.random(keys.shape) < 0.2] = 0
     keys[3] = 0                                   # a row with no feature
-    table = H.new_table(vocab.size, width=2)
-    H.build_lookup(vocab, table)
-    want = H.keys_to_csr(keys, table)
+    want = H.keys_to_csr(keys, H.vocabulary_table(vocab))
     got = NT.SortedVocabulary(vocab).csr(keys)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
