@@ -1,7 +1,8 @@
 """Time ``SequenceFeaturizer.fit_transform`` of the SXU training text with the
 default CWS features (the whole training vocabulary as the dictionary,
 accessor variety jackknifed over 10 folds, character classes; ``--pmi`` adds
-the PMI features) in two checkouts of skcrf, alternating, each run in a
+the PMI features), and ``transform`` of the test text after ``fit``, in two
+checkouts of skcrf, alternating, each run in a
 process of its own on one thread: an A/B test of a featurisation change on a
 machine whose speed drifts.
 
@@ -19,13 +20,14 @@ from datetime import date
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 _CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 sys.path.insert(0, {here!r})
 from bench_cws import read
 from skcrf import SequenceFeaturizer
 
-train, _ = read({data!r})
+train, test = read({data!r})
 X = ["".join(s) for s in train]
+Xt = ["".join(s) for s in test]
 words = sorted({{w for s in train for w in s}})
 
 
@@ -34,15 +36,26 @@ def make():
                               char_classes=True, adjacent_pmi={pmi})
 
 
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 make().fit_transform(X)
 first = time.perf_counter() - t
+rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 warm = []
 for _ in range(3):
     t = time.perf_counter()
     make().fit_transform(X)
     warm.append(time.perf_counter() - t)
-print(json.dumps({{"chars": sum(map(len, X)), "first_s": first, "warm_s": min(warm)}}))
+f = make().fit(X)
+f.transform(Xt[:10])
+tr = []
+for _ in range(3):
+    t = time.perf_counter()
+    f.transform(Xt)
+    tr.append(time.perf_counter() - t)
+print(json.dumps({{"chars": sum(map(len, X)), "first_s": first, "warm_s": min(warm),
+                  "test_chars": sum(map(len, Xt)), "transform_s": min(tr),
+                  "peak_added_mb": (rss1 - rss0) / 1024}}))
 """
 
 
@@ -71,13 +84,18 @@ def main():
             r = json.loads(out.stdout.strip().splitlines()[-1])
             results[name].append(r)
             print(f"{name}: first call {r['first_s']:.2f} s, warm {r['warm_s']:.2f} s "
-                  f"({r['chars'] / r['warm_s'] / 1e6:.3f}M chars/s)", flush=True)
+                  f"({r['chars'] / r['warm_s'] / 1e6:.3f}M chars/s); transform of the test "
+                  f"text {r['transform_s']:.3f} s "
+                  f"({r['test_chars'] / r['transform_s'] / 1e6:.3f}M chars/s); the first "
+                  f"fit_transform raised the peak RSS by {r['peak_added_mb']:.0f} MB", flush=True)
     for name in ("A", "B"):
         best = min(r["warm_s"] for r in results[name])
         first = min(r["first_s"] for r in results[name])
         n = results[name][0]["chars"]
+        tr = min(r["transform_s"] for r in results[name])
         print(f"# {name}: best warm {best:.2f} s = {n / best / 1e6:.3f}M chars/s; "
-              f"best first call (warm Numba cache) {first:.2f} s")
+              f"best first call (warm Numba cache) {first:.2f} s; transform of the test "
+              f"text {results[name][0]['test_chars'] / tr / 1e6:.3f}M chars/s")
 
 
 if __name__ == "__main__":

@@ -251,11 +251,11 @@ class TemplateSet:
         return (units.source_matrix(self.source_keys),
                 {k: i for i, k in enumerate(self.source_keys)})
 
-    def keys(self, units, fitting=False):
-        """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none),
-        Fortran-ordered."""
-        # column by column in memory: the indexer reads one slot at a time
-        keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64, order="F")
+    def keys(self, units, fitting=False, order="C"):
+        """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none);
+        ``order="F"`` (column by column in memory) for :func:`index_keys`, which
+        reads one slot at a time."""
+        keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64, order=order)
         sources, row = self._sources(units)
         windows = [j for j, t in enumerate(self.templates) if type(t) is Window]
         if len(windows) > 1:                # all window templates in one pass
@@ -337,13 +337,12 @@ class TemplateSet:
         # what every slot reads: (source row, offset) per part; -1: no part
         slot_src = np.full((self.n_slots, self.n_parts), -1, dtype=np.int64)
         slot_off = np.zeros((self.n_slots, self.n_parts), dtype=np.int64)
-        windows = np.zeros(self.n_slots, dtype=bool)
         for i, t in enumerate(self.templates):
             a, b = self.slot0[i], self.slot0[i + 1]
             for k, (src, off) in enumerate(t.parts):
                 slot_src[a:b, k], slot_off[a:b, k] = self.source_keys.index(src), off
-            windows[a:b] = isinstance(t, Window)
-        # the ids every feature read, window templates all in one compiled pass
+        # the ids every feature read, as a window template reads them, in one
+        # compiled pass (another kind of template with parts reads its own below)
         ids = np.zeros((n, self.n_parts), dtype=np.int64)
         src_of = np.empty((n, self.n_parts), dtype=np.int64)
         if n:

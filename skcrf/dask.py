@@ -76,7 +76,7 @@ def _template_keys(featurizer, X):
 
     units = read_units(X)
     templates = featurizer._make_templates(units)
-    return units, templates, templates.keys(units, fitting=True)
+    return units, templates, templates.keys(units, fitting=True, order="F")
 
 
 def _partition_stats(featurizer, part):

@@ -61,6 +61,26 @@ def test_index_keys_in_buckets_equals_the_reference(monkeypatch, direct_max):
     assert index.indices.tolist() == indices
 
 
+def test_slot_indexer_with_disjoint_slots_equals_the_reference(monkeypatch):
+    """With ``disjoint_slots`` (what a template set promises) the merge of keys
+    across slots is skipped; the result must not change when it holds."""
+    monkeypatch.setattr(H.SlotIndexer, "_DIRECT_MAX", 64)
+    rng = np.random.default_rng(7)
+    keys = rng.integers(1, 400, size=(2000, 5)).astype(np.uint64)
+    keys += (np.arange(5, dtype=np.uint64) * np.uint64(1000))[None, :]   # slot s: s*1000 + ..
+    keys[rng.random(keys.shape) < 0.3] = 0
+    ref_keys, counts, first, indptr, indices = _reference(keys)
+    indexer = H.SlotIndexer(*keys.shape, disjoint_slots=True)
+    for s in range(keys.shape[1]):
+        indexer.add(keys[:, s], s)
+    index = indexer.finish()
+    assert index.keys.tolist() == ref_keys
+    assert index.counts.tolist() == counts
+    assert index.first.tolist() == first
+    assert index.indptr.tolist() == indptr
+    assert index.indices.tolist() == indices
+
+
 def test_index_keys_keep_renumbers_and_drops_columns():
     rng = np.random.default_rng(1)
     keys = rng.integers(0, 50, size=(200, 5)).astype(np.uint64)
