@@ -178,6 +178,7 @@ class DictionaryMatches(Template):
 
     _PARTS = ("begin", "end", "mid")
     type_name = "dictionary"
+    writes_every_key = True
 
     def to_state(self):
         return ({"type": self.type_name, "max_len": self.max_len, "folds": self.folds,

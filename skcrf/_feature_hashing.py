@@ -530,7 +530,8 @@ def window_keys(sources, offsets, part_src, part_off, tid, keys, slot):
 
     The template reads ``sources[part_src[k]]`` at offset ``part_off[k]`` for
     every part k; a position where any part reads ABSENT gets no feature
-    (key 0). With no parts the template is a constant feature. (One and two
+    (key 0; every key of the slot is written). With no parts the template is
+    a constant feature. (One and two
     parts, the common cases, have loops of their own that the compiler can
     keep in registers.)
     """
@@ -546,17 +547,17 @@ def window_keys(sources, offsets, part_src, part_off, tid, keys, slot):
             u0, o0 = sources[part_src[0]], part_off[0]
             for t in range(T):
                 a = _unit_at(u0, t0, T, t + o0)
-                if a != ABSENT:
-                    keys[t0 + t, slot] = _finish(_splitmix(h0 ^ np.uint64(a)))
+                keys[t0 + t, slot] = (_finish(_splitmix(h0 ^ np.uint64(a))) if a != ABSENT
+                                      else np.uint64(0))
         elif n_parts == 2:
             u0, o0 = sources[part_src[0]], part_off[0]
             u1, o1 = sources[part_src[1]], part_off[1]
             for t in range(T):
                 a = _unit_at(u0, t0, T, t + o0)
                 b = _unit_at(u1, t0, T, t + o1)
-                if a != ABSENT and b != ABSENT:
-                    h = _splitmix(_splitmix(h0 ^ np.uint64(a)) ^ np.uint64(b))
-                    keys[t0 + t, slot] = _finish(h)
+                h = _splitmix(_splitmix(h0 ^ np.uint64(a)) ^ np.uint64(b))
+                keys[t0 + t, slot] = (_finish(h) if a != ABSENT and b != ABSENT
+                                      else np.uint64(0))
         else:
             for t in range(T):
                 h = h0
@@ -567,8 +568,7 @@ def window_keys(sources, offsets, part_src, part_off, tid, keys, slot):
                         absent = True
                         break
                     h = _splitmix(h ^ np.uint64(u))
-                if not absent:
-                    keys[t0 + t, slot] = _finish(h)
+                keys[t0 + t, slot] = np.uint64(0) if absent else _finish(h)
 
 
 @njit(**_JIT)
@@ -636,11 +636,14 @@ def feature_ids(sources, offsets, rows, seq, slots, slot_src, slot_off, out, src
 
 @njit(**_JIT)
 def flag_keys(flags, tids, keys, slot0):
-    """Keys of (n_tokens, n_flags) boolean / count flags (0 = absent)."""
+    """Keys of (n_tokens, n_flags) boolean / count flags (0 = absent; every
+    key written)."""
+    on = np.empty(tids.size, dtype=np.uint64)
+    for k in range(tids.size):
+        on[k] = _finish(_splitmix(np.uint64(tids[k])))
     for t in range(flags.shape[0]):
         for k in range(flags.shape[1]):
-            if flags[t, k] != 0:
-                keys[t, slot0 + k] = _finish(_splitmix(np.uint64(tids[k])))
+            keys[t, slot0 + k] = on[k] if flags[t, k] != 0 else np.uint64(0)
 
 
 # ------------------------------------------------------------- dictionary

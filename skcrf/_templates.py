@@ -81,6 +81,7 @@ class Template:
     n_slots = 1
     parts = ()
     type_name = None
+    writes_every_key = False    # True: write_keys writes 0 where there is no feature
 
     def to_state(self):
         """``(json_dict, arrays)`` that :meth:`from_state` rebuilds the template
@@ -160,6 +161,7 @@ class Window(Template):
     """
 
     type_name = "window"
+    writes_every_key = True
 
     def __init__(self, parts, pieces, padding=None, key=None):
         self.parts = tuple((tuple(src), check_offset(off, "template offset"))
@@ -291,7 +293,8 @@ class TemplateSet:
         buffer = np.empty((units.n_tokens, width), dtype=np.uint64, order="F")
         for t, s0 in zip(self.templates, self.slot0[:-1].tolist()):
             block = buffer[:, :t.n_slots]
-            block[:] = 0
+            if not t.writes_every_key:
+                block[:] = 0
             t.write_keys(units, sources, row, block, 0, fitting=fitting)
             for k in range(t.n_slots):
                 indexer.add(block[:, k], s0 + k)

@@ -350,3 +350,21 @@ def test_a_template_given_twice_is_one_feature_in_fit_and_transform():
     assert f.n_features_out_ == len(set(f.get_feature_names_out()))
     for a, b in zip(A, B):
         np.testing.assert_array_equal(a.toarray(), b.toarray())
+
+
+@pytest.mark.parametrize("X, params", [
+    (["上海推迎奥运看看", "本报讯２００７年ＡＢ", "", "研究研究上海"],
+     dict(dictionary=["上海", "奥运", "研究"], dictionary_folds=1, char_classes=True,
+          accessor_variety=3, adjacent_pmi=True)),
+    ([[("Madrid", "NP"), ("en", "PREP")], [("El", "DA")], []], dict()),
+    ([[("Madrid", "NP"), ("en", "PREP")], [("El", "DA")]],
+     dict(template="U00:%x[-1,0]/%x[0,1]\nU01:%x[2,0]\nB")),
+])
+def test_fit_transform_equals_fit_then_transform(X, params):
+    """fit_transform numbers the keys template by template in a reused
+    buffer; it must give what fit + transform (one whole key matrix) give,
+    where no template is jackknifed."""
+    a = SequenceFeaturizer(**params).fit_transform(X)
+    b = SequenceFeaturizer(**params).fit(X).transform(X)
+    assert a == b
+    assert a.X.nnz > 0
