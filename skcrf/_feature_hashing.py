@@ -635,6 +635,63 @@ def feature_ids(sources, offsets, rows, seq, slots, slot_src, slot_off, out, src
 
 
 @njit(**_JIT)
+def unit_codes(ids, src_of, pad, absent, base, codes):
+    """``codes[j, k]`` for what feature j read in part k (``ids[j, k]`` of source
+    ``src_of[j, k]``; -1: no part): ``base + i`` for the i-th distinct (source,
+    id) in order of first appearance, ``-(id - pad)`` for a padding id.
+    Returns the distinct (source, id) pairs (``u_src``, ``u_id``) in that order."""
+    n, m = ids.shape
+    table = np.zeros((4096, 3), dtype=np.int64)     # 1 + source, id, code
+    u_src = np.empty(1024, dtype=np.int64)
+    u_id = np.empty(1024, dtype=np.int64)
+    nu = 0
+    for j in range(n):
+        for k in range(m):
+            src = src_of[j, k]
+            if src < 0:
+                continue
+            u = ids[j, k]
+            if u >= pad:
+                codes[j, k] = -(u - pad)
+                continue
+            if u == absent:
+                continue
+            i = _code_row(table, src, u)
+            if table[i, 0] == 0:
+                if 2 * (nu + 1) > table.shape[0]:           # grow: rehash what is in
+                    table = np.zeros((2 * table.shape[0], 3), dtype=np.int64)
+                    for q in range(nu):
+                        r = _code_row(table, u_src[q], u_id[q])
+                        table[r, 0], table[r, 1], table[r, 2] = u_src[q] + 1, u_id[q], q
+                    i = _code_row(table, src, u)
+                if nu == u_src.size:
+                    u_src = _grown_nb(u_src)
+                    u_id = _grown_nb(u_id)
+                table[i, 0], table[i, 1], table[i, 2] = src + 1, u, nu
+                u_src[nu] = src
+                u_id[nu] = u
+                nu += 1
+            codes[j, k] = base + table[i, 2]
+    return u_src[:nu].copy(), u_id[:nu].copy()
+
+
+@njit(**_JIT)
+def _code_row(table, src, u):
+    mask = np.uint64(table.shape[0] - 1)
+    i = _splitmix(np.uint64(u) ^ (np.uint64(src) << np.uint64(48))) & mask
+    while table[i, 0] != 0 and (table[i, 0] != src + 1 or table[i, 1] != u):
+        i = (i + np.uint64(1)) & mask
+    return i
+
+
+@njit(**_JIT)
+def _grown_nb(a):
+    out = np.empty(2 * a.size, dtype=a.dtype)
+    out[:a.size] = a
+    return out
+
+
+@njit(**_JIT)
 def flag_keys(flags, tids, keys, slot0):
     """Keys of (n_tokens, n_flags) boolean / count flags (0 = absent; every
     key written)."""

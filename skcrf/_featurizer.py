@@ -237,8 +237,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         self._feature_slots_ = slots.astype(np.int32)
         self._feature_codes_ = codes
         self._feature_strings_ = strings
-        self.__dict__.pop("_lookup_table", None)
-        self._lookup()                              # for transform
+        self.__dict__.pop("_lookup_table", None)    # built by the first transform
         if not keep:
             return None
         return self._csr_sequences(index.indptr, index.indices, units)

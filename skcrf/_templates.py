@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _units
 from ._arrays import sequence_of
-from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id, unique_inverse
+from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id
 
 __all__ = ["Template", "Window", "TemplateSet", "check_offset", "register_template",
            "template_from_state"]
@@ -374,17 +374,18 @@ class TemplateSet:
                         table[v] = len(strings)
                         strings.append(v)
                     codes[j, 0] = table[v]
-        real = (src_of >= 0) & (ids < PAD) & (ids != ABSENT)
+        # every distinct (source, id) read gets a string, numbered in order of
+        # first appearance; padding reads get -d (compiled: one hash table)
+        base = len(strings)
+        u_src, u_id = _kernels().unit_codes(ids, src_of, np.int64(PAD), np.int64(ABSENT),
+                                            base, codes)
+        new = [None] * u_src.size
         for k, key in enumerate(self.source_keys):
-            mine = real & (src_of == k)
-            if not mine.any():
-                continue
-            uniq, inv = unique_inverse(ids[mine])
-            codes[mine] = len(strings) + inv.reshape(-1)
-            strings.extend(units.describe(key, uniq.tolist()))
-        pad = (src_of >= 0) & (ids >= PAD)
-        d = ids[pad] - PAD            # 1..MAX_OFFSET before, MAX_OFFSET+1.. after
-        codes[pad] = -d
+            at = np.flatnonzero(u_src == k)
+            if at.size:
+                for i, text in zip(at.tolist(), units.describe(key, u_id[at].tolist())):
+                    new[i] = text
+        strings.extend(new)
         return codes, strings
 
     def names(self, slots, codes, strings):
