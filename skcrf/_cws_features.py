@@ -207,9 +207,15 @@ class DictionaryMatches(Template):
             raise ValueError("dictionary features need character input (each "
                              "sequence a str); got token sequences.")
         flags = np.zeros((units.n_tokens, self.n_slots), dtype=np.int8)
-        fold, hits = _fold_hits(units, self.table, self.n_words, self.folds, fitting)
-        H.dictionary_flags(units.ids[0], units.offsets, fold, hits, self.table,
-                           self.max_len, flags)
+        # every match found once, then counted per fold and flagged
+        start, length, word, seq = H.dictionary_matches(units.ids[0], units.offsets,
+                                                        self.table)
+        n_folds = self.folds if fitting and self.folds > 1 else 1
+        fold = jackknife_folds(units.n_sequences, n_folds)
+        hits = np.zeros((self.n_words + 1, n_folds), dtype=np.int64)
+        if n_folds > 1:
+            H.count_matches(word, seq, fold, hits)
+        H.match_flags(start, length, word, seq, fold, hits, self.max_len, flags)
         tids = np.array([_template_id(f"{self.description()}|{k}")
                          for k in range(self.n_slots)], dtype=np.int64)
         H.flag_keys(flags, tids, keys, slot0)

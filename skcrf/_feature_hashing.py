@@ -759,20 +759,23 @@ def seen_in_other_folds(hits, w, fold):
     return False
 
 @njit(**_JIT)
-def dictionary_flags(cps, offsets, fold, hits, table, cap, flags):
-    """Mark dictionary matches: ``flags[t, 3 * (k - 1) + {0, 1, 2}]`` for
-    "a word of (capped) length k begins / ends / passes through t".
+def dictionary_matches(cps, offsets, table):
+    """Every match of a dictionary word in the text: ``(start, length, word,
+    sequence)`` arrays, in text order.
 
     Every match of every length is found (not greedy maximum matching): from
     each position the scan extends while the text so far is a prefix of some
-    dictionary word. Matches never cross sequence boundaries. With more than
-    one fold (``hits`` has a column per fold), a word counts in sequence s
-    only if it also occurs in another fold than ``fold[s]``.
-    """
+    dictionary word (``table``: see :func:`hash_words`). Matches never cross
+    sequence boundaries."""
+    cap = max(16, cps.size)
+    start = np.empty(cap, dtype=np.int64)
+    length = np.empty(cap, dtype=np.int64)
+    word = np.empty(cap, dtype=np.int64)
+    seq = np.empty(cap, dtype=np.int64)
+    m = 0
     for s in range(offsets.size - 1):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
-        f = fold[s]
         for t in range(T):
             h = np.uint64(0x12345)
             for k in range(1, T - t + 1):
@@ -781,13 +784,38 @@ def dictionary_flags(cps, offsets, fold, hits, table, cap, flags):
                 i = _probe(table, hk)
                 if table[i, 0] != hk:
                     break  # no dictionary word starts with this text
-                w = table[i, 1]
-                if w == np.uint64(0):
+                w = np.int64(table[i, 1])
+                if w == 0:
                     continue
-                if not seen_in_other_folds(hits, w, f):
-                    continue
-                kk = min(k, cap) - 1
-                flags[t0 + t, 3 * kk] = 1
-                flags[t0 + t + k - 1, 3 * kk + 1] = 1
-                for u in range(t + 1, t + k - 1):
-                    flags[t0 + u, 3 * kk + 2] = 1
+                if m == start.size:
+                    start, length = _grown_nb(start), _grown_nb(length)
+                    word, seq = _grown_nb(word), _grown_nb(seq)
+                start[m], length[m], word[m], seq[m] = t0 + t, k, w, s
+                m += 1
+    return start[:m], length[:m], word[:m], seq[:m]
+
+
+@njit(**_JIT)
+def count_matches(word, seq, fold, hits):
+    """hits[w, fold[s]] += 1 for every match of word w - 1 in sequence s."""
+    for j in range(word.size):
+        hits[word[j], fold[seq[j]]] += 1
+
+
+@njit(**_JIT)
+def match_flags(start, length, word, seq, fold, hits, cap, flags):
+    """Mark dictionary matches (:func:`dictionary_matches`):
+    ``flags[t, 3 * (k - 1) + {0, 1, 2}]`` for "a word of (capped) length k
+    begins / ends / passes through t". With more than one fold (``hits`` has
+    a column per fold), a word counts in sequence s only if it also occurs in
+    another fold than ``fold[s]``."""
+    for j in range(start.size):
+        w = np.uint64(word[j])
+        if not seen_in_other_folds(hits, w, fold[seq[j]]):
+            continue
+        t, k = start[j], length[j]
+        kk = min(k, cap) - 1
+        flags[t, 3 * kk] = 1
+        flags[t + k - 1, 3 * kk + 1] = 1
+        for u in range(t + 1, t + k - 1):
+            flags[u, 3 * kk + 2] = 1

@@ -368,3 +368,40 @@ def test_fit_transform_equals_fit_then_transform(X, params):
     b = SequenceFeaturizer(**params).fit(X).transform(X)
     assert a == b
     assert a.X.nnz > 0
+
+
+@pytest.mark.parametrize("folds", [1, 2, 3])
+def test_dictionary_flags_equal_a_python_scan_of_every_match(folds):
+    """Every match of every dictionary word (capped lengths, overlapping, not
+    across sentences), jackknifed: with folds, a word counts in a sentence only
+    if its text also occurs in a sentence of another fold."""
+    from skcrf._cws_features import DictionaryMatches, jackknife_folds
+    from skcrf._units import read_units
+
+    rng = np.random.default_rng(folds)
+    texts = ["".join(rng.choice(list("abcd"), size=rng.integers(0, 12))) for _ in range(30)]
+    words = sorted({"".join(rng.choice(list("abcd"), size=rng.integers(1, 6)))
+                    for _ in range(25)})
+    cap = 3
+    tpl = DictionaryMatches(words, cap, folds=folds)
+    units = read_units(texts)
+    keys = np.zeros((units.n_tokens, tpl.n_slots), dtype=np.uint64)
+    tpl.write_keys(units, None, None, keys, 0, fitting=True)
+    got = keys != 0
+
+    fold = jackknife_folds(len(texts), folds)
+    want = np.zeros_like(got)
+    for s, text in enumerate(texts):
+        other = [t for t, g in zip(texts, fold) if g != fold[s]]
+        t0 = units.offsets[s]
+        for t in range(len(text)):
+            for k in range(1, len(text) - t + 1):
+                w = text[t:t + k]
+                if w not in words or (folds > 1 and not any(w in o for o in other)):
+                    continue
+                kk = min(k, cap) - 1
+                want[t0 + t, 3 * kk] = True
+                want[t0 + t + k - 1, 3 * kk + 1] = True
+                want[t0 + t + 1:t0 + t + k - 1, 3 * kk + 2] = True
+    np.testing.assert_array_equal(got, want)
+    assert got.any()
