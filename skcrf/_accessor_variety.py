@@ -220,8 +220,8 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
         cnt = hi - lo
         if cnt == 0:
             continue
-        gm = np.uint64(_pow2(2 * cnt) - 1)
-        pm = np.uint64(_pow2(4 * cnt) - 1)
+        gm = np.uint64(H.pow2_at_least(2 * cnt) - 1)
+        pm = np.uint64(H.pow2_at_least(4 * cnt) - 1)
         ng, npairs, ns = 0, 0, 0
         for j in range(lo, hi):
             g = pg[j]
@@ -315,14 +315,6 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
         for q in range(ns):
             single[used_s[q], 0] = 0
     return keys, av, n_keys, fkeys, fav, n_fkeys
-
-
-@njit(**_JIT)
-def _pow2(n):
-    p = 16
-    while p < n:
-        p *= 2
-    return p
 
 
 @njit(**_JIT)

@@ -31,6 +31,50 @@ def _splitmix(x):
     return x ^ (x >> np.uint64(31))
 
 
+@njit(**_JIT)
+def pow2_at_least(n):
+    """The smallest power of two >= n, at least 16 (a table's row count)."""
+    p = 16
+    while p < n:
+        p *= 2
+    return p
+
+
+@njit(**_JIT)
+def bucket_table(start):
+    """An empty (rows, 2) table for the buckets that ``start`` bounds: twice
+    the biggest bucket's rows, reused bucket after bucket (each bucket uses
+    the first :func:`pow2_at_least` (2 × its size) rows)."""
+    biggest = 0
+    for b in range(start.size - 1):
+        biggest = max(biggest, start[b + 1] - start[b])
+    return np.zeros((pow2_at_least(2 * biggest), 2), dtype=np.uint64)
+
+
+@njit(**_JIT)
+def hash_buckets(h, per_bucket):
+    """Counting sort of the hashes ``h`` by their top bits, into buckets of
+    about ``per_bucket`` (at least 16 buckets): ``(start, order)``, bucket b
+    holding ``order[start[b]:start[b + 1]]``, in their order within ``h``."""
+    n = h.size
+    bits = 4
+    while (1 << bits) * per_bucket < n:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    start = np.zeros((1 << bits) + 1, dtype=np.int64)
+    for e in range(n):
+        start[np.int64(h[e] >> shift) + 1] += 1
+    for b in range(1 << bits):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    order = np.empty(n, dtype=np.int64)
+    for e in range(n):
+        b = np.int64(h[e] >> shift)
+        order[fill[b]] = e
+        fill[b] += 1
+    return start, order
+
+
 # ----------------------------------------------------------------- tables
 # A table is a (size, width) uint64 array, size a power of two: column 0
 # holds the key (0 = empty slot), the other columns its values, so one probe
@@ -191,41 +235,31 @@ def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
     nz = 0
     for r in range(n):
         nz += col[r] != np.uint64(0)
-    bits = 4
-    while (1 << bits) * 2048 < nz:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    start = np.zeros((1 << bits) + 1, dtype=np.int64)
+    rows = np.empty(nz, dtype=np.int64)
+    hashes = np.empty(nz, dtype=np.uint64)
+    q = 0
     for r in range(n):
         k = col[r]
-        if k != np.uint64(0):
-            start[np.int64(_splitmix(k) >> shift) + 1] += 1
-        else:
+        if k == np.uint64(0):
             ids[r] = -1
-    for b in range(1 << bits):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
+        else:
+            rows[q] = r
+            hashes[q] = _splitmix(k)
+            q += 1
+    start, order = hash_buckets(hashes, 2048)
     pk = np.empty(nz, dtype=np.uint64)
     ph = np.empty(nz, dtype=np.uint64)
     pr = np.empty(nz, dtype=np.int64)
-    for r in range(n):
-        k = col[r]
-        if k != np.uint64(0):
-            h = _splitmix(k)
-            b = np.int64(h >> shift)
-            d = fill[b]
-            fill[b] = d + 1
-            pk[d], ph[d], pr[d] = k, h, r
-    size = 16
-    while size < 2 * np.int64(np.diff(start).max()):
-        size *= 2
-    tab = np.zeros((size, 2), dtype=np.uint64)
+    for j in range(nz):
+        q = order[j]
+        pr[j] = rows[q]
+        ph[j] = hashes[q]
+        pk[j] = col[rows[q]]
+    tab = bucket_table(start)
     n_ent = e0
-    for b in range(1 << bits):
+    for b in range(start.size - 1):
         lo, hi = start[b], start[b + 1]
-        m = 16
-        while m < 2 * (hi - lo):
-            m *= 2
+        m = pow2_at_least(2 * (hi - lo))
         mask = np.uint64(m - 1)
         for j in range(lo, hi):
             k = pk[j]
@@ -314,32 +348,14 @@ def _canonical_entries(ent_keys, first):
     canon = np.arange(n)
     if n == 0:
         return canon
-    bits = 4
-    while (1 << bits) * 1024 < n:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    start = np.zeros((1 << bits) + 1, dtype=np.int64)
     h = np.empty(n, dtype=np.uint64)
     for e in range(n):
         h[e] = _splitmix(ent_keys[e] ^ np.uint64(0x51ED))
-        start[np.int64(h[e] >> shift) + 1] += 1
-    for b in range(1 << bits):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
-    order = np.empty(n, dtype=np.int64)
-    for e in range(n):
-        b = np.int64(h[e] >> shift)
-        order[fill[b]] = e
-        fill[b] += 1
-    size = 16
-    while size < 2 * np.int64(np.diff(start).max()):
-        size *= 2
-    tab = np.zeros((size, 2), dtype=np.uint64)      # key, its entry first in the text
-    for b in range(1 << bits):
+    start, order = hash_buckets(h, 1024)
+    tab = bucket_table(start)      # key, its entry first in the text
+    for b in range(start.size - 1):
         lo, hi = start[b], start[b + 1]
-        m = 16
-        while m < 2 * (hi - lo):
-            m *= 2
+        m = pow2_at_least(2 * (hi - lo))
         mask = np.uint64(m - 1)
         for j in range(lo, hi):
             e = order[j]
