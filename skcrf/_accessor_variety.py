@@ -10,11 +10,10 @@ buckets of a few thousand (a counting sort: two sequential passes), so that
 every occurrence of an n-gram lands in the same bucket; each bucket is then
 counted with small tables that stay in the cache.
 
-With jackknife folds the same pass also gives, for every (n-gram, fold), the
-AV over all the text but that fold — a neighbour that only fold f has, and
-every boundary occurrence in f, is lost without f — and the bin that each
-training position reads (its fold's leave-one-out AV), so that
-``fit_transform`` needs no look-up at all.
+The same pass gives the bin that each training position reads, so that
+``fit_transform`` needs no look-up at all; with jackknife folds that is the
+AV over all the text but the position's fold (a neighbour that only fold f
+has, and every boundary occurrence in f, is lost without f).
 """
 
 import numpy as np
@@ -22,7 +21,7 @@ from numba import njit
 
 from . import _feature_hashing as H
 
-__all__ = ["accessor_variety_stats", "ngram_key", "av_bin", "fold_key"]
+__all__ = ["accessor_variety_stats", "ngram_key", "av_bin"]
 
 _JIT = dict(cache=True, nogil=True, fastmath=False)
 
@@ -46,13 +45,6 @@ def _finish_ngram(h, n):
 
 
 @njit(**_JIT)
-def fold_key(g, f):
-    """Key of n-gram (or pair) key ``g`` in the leave-fold-``f``-out table."""
-    k = H._splitmix(g ^ H._splitmix(np.uint64(f) + np.uint64(0x9E37)))
-    return k if k != np.uint64(0) else np.uint64(1)
-
-
-@njit(**_JIT)
 def av_bin(av, n_bins):
     """``floor(log2(av))`` capped at ``n_bins - 1``; 0 for av <= 1."""
     b = 0
@@ -62,73 +54,41 @@ def av_bin(av, n_bins):
     return b
 
 
-def _pow2_at_least(n):
-    return 1 << max(4, int(n - 1).bit_length())
-
-
 def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, min_av=0):
     """AV of every n-gram (1 < n <= ``max_n``) of a corpus.
 
-    Returns ``(keys, av, fold_keys, fold_av, bins)``: the key
-    (:func:`ngram_key`) and AV of every distinct n-gram whose AV is at least
-    ``min_av``; for the (n-gram,
-    fold) pairs (``seq_fold``: the fold of each sequence, -1 for text in no
-    fold; all -1: no folds) whose AV bin without that fold differs from the
-    bin over all the text, :func:`fold_key` and that leave-one-out AV; and
-    ``bins`` (``n_bin_rows``, max_n - 1) uint8, the bin the n-gram of length
-    n starting at each of the first ``n_bin_rows`` positions reads (its
-    fold's leave-one-out AV; 0 where no n-gram starts).
+    Returns ``(keys, av, bins)``: the key (:func:`ngram_key`) and AV of every
+    distinct n-gram whose AV is at least ``min_av``, and ``bins``
+    (``n_bin_rows``, max_n - 1) uint8, the bin the n-gram of length n starting
+    at each of the first ``n_bin_rows`` positions reads: with folds
+    (``seq_fold``: the fold of each sequence, -1 for text in no fold; all -1:
+    no folds), the AV over all the text but the position's fold; 0 where no
+    n-gram starts.
     """
     folded = bool((seq_fold >= 0).any())
     hcur = _unigram_hashes(cps)           # rolling hash of the n-gram at each position
     bins = np.zeros((n_bin_rows, max(max_n - 1, 0)), dtype=np.uint8)
-    out = ([], [], [], [])
+    out_keys, out_av = [], []
     # work space, sized for the most occurrences (n = 2) and reused
     n_occ = int((np.diff(offsets) - 1).clip(0).sum())
-    occ = _Occurrences(n_occ)
+    g, left, right = (np.empty(n_occ, dtype=d) for d in (np.uint64, np.int32, np.int32))
+    fold, pos = np.empty(n_occ, dtype=np.int32), np.empty(n_occ, dtype=np.int64)
     for n in range(2, max_n + 1):
-        m = _ngrams(cps, offsets, seq_fold, n, hcur, occ.g, occ.left, occ.right,
-                    occ.fold, occ.pos)
+        m = _ngrams(cps, offsets, seq_fold, n, hcur, g, left, right, fold, pos)
         if m == 0:
             continue
-        n_buckets = _pow2_at_least(max(m // _BUCKET_OCCURRENCES, 1))
-        shift = 64 - (n_buckets.bit_length() - 1)
-        start = _partition(occ, m, shift, n_buckets)
+        # the occurrences in buckets of the top bits of their n-gram key
+        start, order = H.hash_buckets(g[:m], _BUCKET_OCCURRENCES)
         biggest = int(np.diff(start).max())
-        res = _count_buckets(occ.pg, occ.pleft, occ.pright, occ.pfold, occ.ppos, start,
-                             n, n_bins, folded, _pow2_at_least(2 * biggest),
-                             _pow2_at_least(4 * biggest), bins, min_av)
-        keys, av, n_keys, fkeys, fav, n_fkeys = res
-        out[0].append(keys[:n_keys])
-        out[1].append(av[:n_keys])
-        out[2].append(fkeys[:n_fkeys])
-        out[3].append(fav[:n_fkeys])
-    keys, av, fold_keys, fold_av = (
-        np.concatenate(o) if o else np.zeros(0, dtype=d)
-        for o, d in zip(out, (np.uint64, np.int64, np.uint64, np.int64)))
-    return keys, av, fold_keys, fold_av, bins
-
-
-class _Occurrences:
-    """The occurrences of the n-grams of one length, in text order and
-    partitioned into buckets (``p*``)."""
-
-    def __init__(self, n):
-        self.g = np.empty(n, dtype=np.uint64)
-        self.left = np.empty(n, dtype=np.int32)     # code point, -1: sequence start
-        self.right = np.empty(n, dtype=np.int32)    # code point, -1: sequence end
-        self.fold = np.empty(n, dtype=np.int32)
-        self.pos = np.empty(n, dtype=np.int64)
-        self.pg, self.pleft, self.pright = (np.empty_like(a) for a in
-                                            (self.g, self.left, self.right))
-        self.pfold, self.ppos = np.empty_like(self.fold), np.empty_like(self.pos)
-
-
-def _partition(occ, m, shift, n_buckets):
-    start = np.zeros(n_buckets + 1, dtype=np.int64)
-    _scatter(occ.g, occ.left, occ.right, occ.fold, occ.pos, m, np.uint64(shift), start,
-             occ.pg, occ.pleft, occ.pright, occ.pfold, occ.ppos)
-    return start
+        keys, av = _count_buckets(g[order], left[order], right[order], fold[order],
+                                  pos[order], start, n, n_bins, folded,
+                                  H.pow2_at_least(2 * biggest), H.pow2_at_least(4 * biggest),
+                                  bins, min_av)
+        out_keys.append(keys)
+        out_av.append(av)
+    if not out_keys:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), bins
+    return np.concatenate(out_keys), np.concatenate(out_av), bins
 
 
 @njit(**_JIT)
@@ -159,23 +119,6 @@ def _ngrams(cps, offsets, seq_fold, n, hcur, g, left, right, fold, pos):
     return m
 
 
-@njit(**_JIT)
-def _scatter(g, left, right, fold, pos, m, shift, start, pg, pleft, pright, pfold, ppos):
-    """Counting sort of the first m occurrences by ``g >> shift``; ``start``
-    gets the bucket boundaries."""
-    n_buckets = start.size - 1
-    for j in range(m):
-        start[np.int64(g[j] >> shift) + 1] += 1
-    for b in range(n_buckets):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
-    for j in range(m):
-        b = np.int64(g[j] >> shift)
-        d = fill[b]
-        fill[b] = d + 1
-        pg[d], pleft[d], pright[d], pfold[d], ppos[d] = g[j], left[j], right[j], fold[j], pos[j]
-
-
 _MULTI = np.int64(-2)     # a neighbour seen in two folds or more, or in text of no fold
 
 
@@ -197,9 +140,7 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
     m = start[-1]
     keys = np.empty(m, dtype=np.uint64)
     av = np.empty(m, dtype=np.int64)
-    fkeys = np.empty(2 * m if folded else 0, dtype=np.uint64)
-    fav = np.empty(2 * m if folded else 0, dtype=np.int64)
-    n_keys, n_fkeys = 0, 0
+    n_keys = 0
     # n-grams: key, 0 | left count, right count
     grams = np.zeros((gsize, 4), dtype=np.int64)
     gk = grams.view(np.uint64)
@@ -285,15 +226,6 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
                     ns = _single_add(single, sk, pm, used_s, ns, r, f, 0)
                 if pright[j] < 0:
                     ns = _single_add(single, sk, pm, used_s, ns, r, f, 1)
-            for q in range(ns):
-                e = used_s[q]
-                r = single[e, 0] - 1
-                full = min(grams[r, 2], grams[r, 3])
-                loo = min(grams[r, 2] - single[e, 2], grams[r, 3] - single[e, 3])
-                if av_bin(loo, n_bins) != av_bin(full, n_bins):
-                    fkeys[n_fkeys] = fold_key(gk[r, 0], single[e, 1])
-                    fav[n_fkeys] = loo
-                    n_fkeys += 1
         for j in range(lo, hi):                 # the bin each position reads
             i = ppos[j]
             r = row_of[j - lo]
@@ -314,7 +246,7 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
             pairs[used_p[q], 0] = 0
         for q in range(ns):
             single[used_s[q], 0] = 0
-    return keys, av, n_keys, fkeys, fav, n_fkeys
+    return keys[:n_keys].copy(), av[:n_keys].copy()
 
 
 @njit(**_JIT)

@@ -24,7 +24,6 @@ from numba import njit
 from . import _feature_hashing as H
 from ._accessor_variety import accessor_variety_stats
 from ._accessor_variety import av_bin as _bin
-from ._accessor_variety import fold_key as _fold_key
 from ._accessor_variety import ngram_key as _ngram_key  # noqa: F401 (imported from here)
 from ._accessor_variety import _finish_ngram
 from ._templates import Template, _template_id, register_template
@@ -146,14 +145,18 @@ def _word_table(words):
     return len(words), table, stable_id("\n".join(words))
 
 
-def _fold_hits(units, table, n_words, folds, fitting):
+def _fold_hits(units, table, n_words, folds, fitting, matches=None):
     """``(fold of each sequence, hits[word, fold])`` for the jackknifed
-    dictionary features: one fold and no counts unless fitting with folds."""
+    dictionary features: one fold and no counts unless fitting with folds.
+    ``matches``: :func:`~skcrf._feature_hashing.dictionary_matches` of
+    ``units``, when the caller has them."""
     n_folds = folds if fitting and folds > 1 else 1
     fold = jackknife_folds(units.n_sequences, n_folds)
     hits = np.zeros((n_words + 1, n_folds), dtype=np.int64)
     if n_folds > 1:
-        H.count_dictionary_matches(units.ids[0], units.offsets, fold, table, hits)
+        if matches is None:
+            matches = H.dictionary_matches(units.ids[0], units.offsets, table)
+        H.count_matches(matches[2], matches[3], fold, hits)
     return fold, hits
 
 
@@ -208,14 +211,10 @@ class DictionaryMatches(Template):
                              "sequence a str); got token sequences.")
         flags = np.zeros((units.n_tokens, self.n_slots), dtype=np.int8)
         # every match found once, then counted per fold and flagged
-        start, length, word, seq = H.dictionary_matches(units.ids[0], units.offsets,
-                                                        self.table)
-        n_folds = self.folds if fitting and self.folds > 1 else 1
-        fold = jackknife_folds(units.n_sequences, n_folds)
-        hits = np.zeros((self.n_words + 1, n_folds), dtype=np.int64)
-        if n_folds > 1:
-            H.count_matches(word, seq, fold, hits)
-        H.match_flags(start, length, word, seq, fold, hits, self.max_len, flags)
+        matches = H.dictionary_matches(units.ids[0], units.offsets, self.table)
+        fold, hits = _fold_hits(units, self.table, self.n_words, self.folds, fitting,
+                                matches)
+        H.match_flags(*matches, fold, hits, self.max_len, flags)
         tids = np.array([_template_id(f"{self.description()}|{k}")
                          for k in range(self.n_slots)], dtype=np.int64)
         H.flag_keys(flags, tids, keys, slot0)
@@ -240,17 +239,28 @@ def _statistics_corpus(sequences, texts, folds):
     return cps, offsets, seq_fold
 
 
+def _fit_state(template, name, units, fitting, what):
+    """What a template built for its own training text (attribute ``name``:
+    the jackknifed statistics each training position reads) when it writes
+    the keys of that text (``fitting``): returned once, then dropped (never
+    saved nor pickled); None otherwise."""
+    state = template.__dict__.get(name)
+    if not fitting or state is None:
+        return None
+    if template._n_train != (units.n_sequences, units.n_tokens):
+        raise ValueError(f"jackknifed {what}: fit on other text than the statistics "
+                         "were built from.")
+    del template.__dict__[name]
+    return state
+
+
 def _statistics_read(template, units, fitting, what):
     """``(fold_table, seq_fold)``: what each sequence of ``units`` reads. In
     the fit_transform of a jackknifed template, a sequence of fold f reads
-    its fold's leave-one-out table (used once, then dropped: never saved nor
-    pickled); otherwise every sequence reads all the statistics (fold -1)."""
-    fold_table = getattr(template, "_fold_table", None)
-    if fitting and fold_table is not None:
-        if template._n_train != (units.n_sequences, units.n_tokens):
-            raise ValueError(f"jackknifed {what}: fit on other text than the statistics "
-                             "were built from.")
-        del template._fold_table
+    its fold's leave-one-out table (see :func:`_fit_state`); otherwise every
+    sequence reads all the statistics (fold -1)."""
+    fold_table = _fit_state(template, "_fold_table", units, fitting, what)
+    if fold_table is not None:
         return fold_table, jackknife_folds(units.n_sequences, template.folds)
     return np.zeros((1, 2), dtype=np.uint64), np.full(units.n_sequences, -1, dtype=np.int64)
 
@@ -304,8 +314,8 @@ class AccessorVariety(Template):
         cps, offsets, seq_fold = _statistics_corpus(sequences, texts, self.folds)
         n_train = int(offsets[len(sequences)])
         # AV 1 is the bin of unknown n-grams: the table keeps AV >= 2
-        keys, av, _, _, bins = accessor_variety_stats(cps, offsets, self.max_n, seq_fold,
-                                                      self.n_bins, n_train, min_av=2)
+        keys, av, bins = accessor_variety_stats(cps, offsets, self.max_n, seq_fold,
+                                                self.n_bins, n_train, min_av=2)
         self.n_ngrams = int(keys.size)
         self.table = H.new_table(self.n_ngrams, width=2)
         H.build_lookup_values(keys, av.astype(np.uint64), self.table)
@@ -324,12 +334,8 @@ class AccessorVariety(Template):
             raise ValueError("accessor variety features need character input.")
         bin_keys = np.array([[_bin_key(t, b) for b in range(self.n_bins)]
                              for t in self._tids()], dtype=np.uint64)
-        bins = self.__dict__.pop("_fit_bins", None)
-        if fitting and bins is not None:
-            if self._n_train != (units.n_sequences, units.n_tokens):
-                raise ValueError("jackknifed accessor variety: fit on other text than "
-                                 "the statistics were built from.")
-        else:
+        bins = _fit_state(self, "_fit_bins", units, fitting, "accessor variety")
+        if bins is None:
             bins = np.zeros((units.n_tokens, self.max_n - 1), dtype=np.uint8)
             _av_bins(units.ids[0], units.offsets, self.table, self.n_bins, bins)
         _av_keys(bins, units.offsets, bin_keys, keys, slot0)
@@ -353,23 +359,15 @@ class AccessorVariety(Template):
         return f"av_{'end' if end else 'begin'}_len{n + 2}={values[0]}"
 
 
-def accessor_variety(cps, offsets, max_n, seq_fold=None, n_bins=8):
+def accessor_variety(cps, offsets, max_n):
     """Hash keys of every n-gram (1 < n <= max_n) of the corpus and its
     accessor variety ``min(distinct predecessors, distinct successors)``;
     sequence starts and ends count as a new, distinct neighbour each time.
-
-    With ``seq_fold`` (the fold of each sequence, -1 for text in no fold),
-    also what each fold's *leave-one-out* statistics say: keys
-    ``_fold_key(n-gram key, f)`` and the AV of the n-gram in all the text but
-    fold f, for the (n-gram, fold) pairs whose AV bin (of ``n_bins``) differs
-    from the one over all the text. See :mod:`skcrf._accessor_variety`.
-    """
-    folded = seq_fold is not None
-    if not folded:
-        seq_fold = np.full(max(offsets.size - 1, 0), -1, dtype=np.int64)
-    keys, av, fold_keys, fold_av, _ = accessor_variety_stats(
-        np.asarray(cps, dtype=np.int64), offsets, max_n, seq_fold, n_bins, 0)
-    return (keys, av, fold_keys, fold_av) if folded else (keys, av)
+    See :mod:`skcrf._accessor_variety`."""
+    keys, av, _ = accessor_variety_stats(
+        np.asarray(cps, dtype=np.int64), offsets, max_n,
+        np.full(max(offsets.size - 1, 0), -1, dtype=np.int64), 8, 0)
+    return keys, av
 
 
 @njit(**_JIT)
@@ -494,6 +492,13 @@ class AdjacentPMI(Template):
 
     def name(self, sub, values):
         return f"pmi_{'before' if sub == 0 else 'after'}={values[0]}"
+
+
+@njit(**_JIT)
+def _fold_key(k, f):
+    """Key of pair key ``k`` in the leave-fold-``f``-out table."""
+    k = H._splitmix(k ^ H._splitmix(np.uint64(f) + np.uint64(0x9E37)))
+    return k if k != np.uint64(0) else np.uint64(1)
 
 
 def _pmi_bin_name(b):

@@ -88,7 +88,13 @@ def new_table(n_expected, width=2):
 def _probe(table, key):
     """Row of ``key`` in ``table``, or of the empty row where it would go."""
     mask = np.uint64(table.shape[0] - 1)
-    i = _splitmix(key) & mask
+    return _probe_at(table, _splitmix(key) & mask, mask, key)
+
+
+@njit(**_JIT)
+def _probe_at(table, i, mask, key):
+    """Row of ``key`` in the first ``mask + 1`` rows of ``table`` (linear
+    probing from row i), or of the empty row where it would go."""
     while table[i, 0] != np.uint64(0) and table[i, 0] != key:
         i = (i + np.uint64(1)) & mask
     return i
@@ -99,34 +105,26 @@ class KeyIndex:
     first occurrence (row by row, slot by slot), and the matrix itself as CSR
     rows of those numbers.
 
-    Attributes (built by :func:`index_keys`): ``keys`` (n,) uint64 in column
-    order, ``counts`` and ``first`` (flat position ``row * n_slots + slot`` of
-    the first occurrence) per column, ``indptr`` / ``indices`` (int32) of the
-    rows, and ``table``, a look-up table (width 2: key, column) of all the keys,
-    built on first access (None after :meth:`keep`).
+    Attributes (built by :func:`index_keys` or a :class:`SlotIndexer`):
+    ``keys`` (n,) uint64 in column order, ``counts`` and ``first`` (flat
+    position ``row * n_slots + slot`` of the first occurrence) per column, and
+    ``indptr`` / ``indices`` (int32) of the rows. The look-up table of the
+    keys is :func:`vocabulary_table` of ``keys``.
     """
 
-    __slots__ = ("keys", "counts", "first", "indptr", "indices", "_table", "_lazy")
+    __slots__ = ("keys", "counts", "first", "indptr", "indices")
 
-    def __init__(self, keys, counts, first, indptr, indices, table=None, lazy=True):
+    def __init__(self, keys, counts, first, indptr, indices):
         self.keys, self.counts, self.first = keys, counts, first
         self.indptr, self.indices = indptr, indices
-        self._table, self._lazy = table, lazy
-
-    @property
-    def table(self):
-        if self._table is None and self._lazy:
-            self._table = vocabulary_table(self.keys)
-        return self._table
 
     def keep(self, mask):
-        """Only the columns where ``mask`` holds, renumbered in order; the
-        table no longer matches and is dropped (None)."""
+        """Only the columns where ``mask`` holds, renumbered in order."""
         remap = np.cumsum(mask, dtype=np.int64) - 1
         remap[~mask] = -1
         indptr, indices = _remap_csr(self.indptr, self.indices, remap)
         return KeyIndex(self.keys[mask], self.counts[mask], self.first[mask], indptr,
-                        indices, None, lazy=False)
+                        indices)
 
 
 def index_keys(keys, initial_size=None):
@@ -263,9 +261,7 @@ def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
         mask = np.uint64(m - 1)
         for j in range(lo, hi):
             k = pk[j]
-            i = ph[j] & mask
-            while tab[i, 0] != np.uint64(0) and tab[i, 0] != k:
-                i = (i + np.uint64(1)) & mask
+            i = _probe_at(tab, ph[j] & mask, mask, k)
             if tab[i, 0] == np.uint64(0):        # rows ascend: its first occurrence
                 tab[i, 0] = k
                 tab[i, 1] = np.uint64(n_ent)
@@ -280,7 +276,9 @@ def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
     return n_ent
 
 
+@njit(**_JIT)
 def _grown(a, size):
+    """``a`` copied into a new array of ``size`` elements (the rest unset)."""
     out = np.empty(size, dtype=a.dtype)
     out[:a.size] = a
     return out
@@ -291,7 +289,6 @@ def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, 
     """Number the keys of one slot's column from row r0 (entries e0.. are this
     slot's, ``table``: key -> entry); stops before a new key that would fill the
     table past half or the entry arrays. Returns (next row, entries)."""
-    mask = np.uint64(table.shape[0] - 1)
     limit = table.shape[0] // 2
     cap = ent_keys.size
     last_k, last_e = np.uint64(0), -1     # runs of one key (bias, flags, classes)
@@ -304,24 +301,19 @@ def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, 
             counts[last_e] += 1
             ids[r] = last_e
             continue
-        i = _splitmix(k) & mask
-        while True:
-            t = table[i, 0]
-            if t == k:
-                e = np.int64(table[i, 1])
-                break
-            if t == np.uint64(0):
-                if n_ent - e0 + 1 > limit or n_ent + 1 >= cap:
-                    return r, n_ent
-                table[i, 0] = k
-                table[i, 1] = np.uint64(n_ent)
-                ent_keys[n_ent] = k
-                counts[n_ent] = 0
-                first[n_ent] = r * n_slots + s
-                e = n_ent
-                n_ent += 1
-                break
-            i = (i + np.uint64(1)) & mask
+        i = _probe(table, k)
+        if table[i, 0] == k:
+            e = np.int64(table[i, 1])
+        else:
+            if n_ent - e0 + 1 > limit or n_ent + 1 >= cap:
+                return r, n_ent
+            table[i, 0] = k
+            table[i, 1] = np.uint64(n_ent)
+            ent_keys[n_ent] = k
+            counts[n_ent] = 0
+            first[n_ent] = r * n_slots + s
+            e = n_ent
+            n_ent += 1
         counts[e] += 1
         ids[r] = e
         last_k, last_e = k, e
@@ -330,11 +322,8 @@ def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, 
 
 @njit(**_JIT)
 def _reinsert(ent_keys, e0, e1, table):
-    mask = np.uint64(table.shape[0] - 1)
     for e in range(e0, e1):
-        i = _splitmix(ent_keys[e]) & mask
-        while table[i, 0] != np.uint64(0):
-            i = (i + np.uint64(1)) & mask
+        i = _probe(table, ent_keys[e])
         table[i, 0] = ent_keys[e]
         table[i, 1] = np.uint64(e)
 
@@ -359,9 +348,7 @@ def _canonical_entries(ent_keys, first):
         mask = np.uint64(m - 1)
         for j in range(lo, hi):
             e = order[j]
-            i = h[e] & mask
-            while tab[i, 0] != np.uint64(0) and tab[i, 0] != ent_keys[e]:
-                i = (i + np.uint64(1)) & mask
+            i = _probe_at(tab, h[e] & mask, mask, ent_keys[e])
             if tab[i, 0] == np.uint64(0):
                 tab[i, 0] = ent_keys[e]
                 tab[i, 1] = np.uint64(e)
@@ -369,10 +356,7 @@ def _canonical_entries(ent_keys, first):
                 tab[i, 1] = np.uint64(e)
         for j in range(lo, hi):
             e = order[j]
-            i = h[e] & mask
-            while tab[i, 0] != ent_keys[e]:
-                i = (i + np.uint64(1)) & mask
-            canon[e] = np.int64(tab[i, 1])
+            canon[e] = np.int64(tab[_probe_at(tab, h[e] & mask, mask, ent_keys[e]), 1])
         tab[:m] = 0
     return canon
 
@@ -619,18 +603,6 @@ def windows_keys(sources, offsets, part_src, part_off, n_parts, tids, slots, key
 
 
 @njit(**_JIT)
-def window_ids(sources, offsets, rows, seq, part_src, part_off, out):
-    """The ids a window template read at token ``rows[j]`` (of sequence
-    ``seq[j]``): ``out[j, k]`` for part k (padding ids included)."""
-    for j in range(rows.size):
-        s = seq[j]
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        for k in range(part_src.size):
-            out[j, k] = _unit_at(sources[part_src[k]], t0, T, rows[j] - t0 + part_off[k])
-
-
-@njit(**_JIT)
 def feature_ids(sources, offsets, rows, seq, slots, slot_src, slot_off, out, src_of):
     """The ids the window template of ``slots[j]`` read at token ``rows[j]``
     (of sequence ``seq[j]``): ``out[j, k]`` for each part k of the slot
@@ -681,8 +653,8 @@ def unit_codes(ids, src_of, pad, absent, base, codes):
                         table[r, 0], table[r, 1], table[r, 2] = u_src[q] + 1, u_id[q], q
                     i = _code_row(table, src, u)
                 if nu == u_src.size:
-                    u_src = _grown_nb(u_src)
-                    u_id = _grown_nb(u_id)
+                    u_src = _grown(u_src, 2 * nu)
+                    u_id = _grown(u_id, 2 * nu)
                 table[i, 0], table[i, 1], table[i, 2] = src + 1, u, nu
                 u_src[nu] = src
                 u_id[nu] = u
@@ -698,13 +670,6 @@ def _code_row(table, src, u):
     while table[i, 0] != 0 and (table[i, 0] != src + 1 or table[i, 1] != u):
         i = (i + np.uint64(1)) & mask
     return i
-
-
-@njit(**_JIT)
-def _grown_nb(a):
-    out = np.empty(2 * a.size, dtype=a.dtype)
-    out[:a.size] = a
-    return out
 
 
 @njit(**_JIT)
@@ -739,26 +704,6 @@ def hash_words(cps, word_offsets, table):
             table[i, 0] = hk
             if p == word_offsets[w + 1] - 1:
                 table[i, 1] = np.uint64(w + 1)
-
-
-@njit(**_JIT)
-def count_dictionary_matches(cps, offsets, fold, table, hits):
-    """hits[w, fold[s]] += 1 for every match of word w - 1 in sequence s."""
-    for s in range(offsets.size - 1):
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        for t in range(T):
-            h = np.uint64(0x12345)
-            for k in range(1, T - t + 1):
-                h = _step(h, cps[t0 + t + k - 1])
-                hk = h if h != np.uint64(0) else np.uint64(1)
-                i = _probe(table, hk)
-                if table[i, 0] != hk:
-                    break  # no dictionary word starts with this text
-                w = table[i, 1]
-                if w != np.uint64(0):
-                    hits[w, fold[s]] += 1
-
 
 
 @njit(cache=True, nogil=True)
@@ -804,8 +749,8 @@ def dictionary_matches(cps, offsets, table):
                 if w == 0:
                     continue
                 if m == start.size:
-                    start, length = _grown_nb(start), _grown_nb(length)
-                    word, seq = _grown_nb(word), _grown_nb(seq)
+                    start, length = _grown(start, 2 * m), _grown(length, 2 * m)
+                    word, seq = _grown(word, 2 * m), _grown(seq, 2 * m)
                 start[m], length[m], word[m], seq[m] = t0 + t, k, w, s
                 m += 1
     return start[:m], length[:m], word[:m], seq[:m]

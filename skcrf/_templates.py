@@ -21,7 +21,6 @@ from importlib import import_module
 import numpy as np
 
 from . import _units
-from ._arrays import sequence_of
 from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id
 
 __all__ = ["Template", "Window", "TemplateSet", "check_offset", "register_template",
@@ -207,15 +206,6 @@ class Window(Template):
         return window_keys(sources, units.offsets, src, off,
                            _template_id(self.description()))[:, None]
 
-    def read_ids(self, units, sources, source_row, rows):
-        """The unit ids each part read at token ``rows`` (n_rows, n_parts)."""
-        out = np.zeros((rows.size, len(self.parts)), dtype=np.int64)
-        if self.parts and rows.size:
-            src, off = self._parts_arrays(source_row)
-            _kernels().window_ids(sources, units.offsets, rows,
-                                  sequence_of(units.offsets, rows), src, off, out)
-        return out
-
     def name(self, sub, values):
         pad = self.padding or _default_padding
         out = []
@@ -253,11 +243,9 @@ class TemplateSet:
         return (units.source_matrix(self.source_keys),
                 {k: i for i, k in enumerate(self.source_keys)})
 
-    def keys(self, units, fitting=False, order="C"):
-        """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none);
-        ``order="F"`` (column by column in memory) for :func:`index_keys`, which
-        reads one slot at a time."""
-        keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64, order=order)
+    def keys(self, units, fitting=False):
+        """Feature keys of every token and slot, (n_tokens, n_slots) uint64 (0: none)."""
+        keys = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint64)
         sources, row = self._sources(units)
         windows = [j for j, t in enumerate(self.templates) if type(t) is Window]
         if len(windows) > 1:                # all window templates in one pass
@@ -344,8 +332,7 @@ class TemplateSet:
             a, b = self.slot0[i], self.slot0[i + 1]
             for k, (src, off) in enumerate(t.parts):
                 slot_src[a:b, k], slot_off[a:b, k] = self.source_keys.index(src), off
-        # the ids every feature read, as a window template reads them, in one
-        # compiled pass (another kind of template with parts reads its own below)
+        # the ids every feature read (its template's parts), in one compiled pass
         ids = np.zeros((n, self.n_parts), dtype=np.int64)
         src_of = np.empty((n, self.n_parts), dtype=np.int64)
         if n:
@@ -357,10 +344,6 @@ class TemplateSet:
         order = np.argsort(tpl, kind="stable")
         bounds = np.searchsorted(tpl[order], np.arange(n_tpl + 1))
         by_template = [order[bounds[i]:bounds[i + 1]] for i in range(n_tpl)]
-        for i, t in enumerate(self.templates):
-            sel = by_template[i]
-            if t.parts and sel.size and not isinstance(t, Window):
-                ids[sel, :len(t.parts)] = t.read_ids(units, sources, row, rows[sel])
         strings = []
         for i, t in enumerate(self.templates):
             sel = by_template[i] if not t.parts else np.zeros(0, np.int64)

@@ -76,13 +76,13 @@ def _template_keys(featurizer, X):
 
     units = read_units(X)
     templates = featurizer._make_templates(units)
-    return units, templates, templates.keys(units, fitting=True, order="F")
+    return units, templates, templates.keys(units, fitting=True)
 
 
 def _partition_stats(featurizer, part):
     """Feature keys of a partition with counts and first positions; labels."""
-    from . import _feature_hashing as H
     from ._dict_vectorizer import SequenceDictVectorizer, _scan, _Vocabulary
+    from ._units import read_units
 
     X, y = _split_pairs(part)
     labels = sorted({lab for seq in y for lab in seq}, key=repr)
@@ -92,10 +92,11 @@ def _partition_stats(featurizer, part):
         counts = np.bincount(scanned.indices + 1, minlength=len(vocab.keys) + 1)[1:]
         return {"kind": "dict", "keys": vocab.keys, "counts": counts, "labels": labels,
                 "n_sequences": len(X), "n_tokens": sum(map(len, X))}
-    units, templates, keys = _template_keys(featurizer, X)
-    index = H.index_keys(keys)
+    units = read_units(X)
+    templates = featurizer._make_templates(units)
+    index = templates.index(units, fitting=True)
     return {"kind": "templates", "keys": index.keys, "counts": index.counts,
-            "first": index.first, "n_slots": keys.shape[1],
+            "first": index.first, "n_slots": templates.n_slots,
             "labels": labels, "n_sequences": units.n_sequences, "n_tokens": units.n_tokens,
             "input_kind": units.kind, "n_columns": units.n_columns}
 

@@ -36,8 +36,8 @@ def test_index_keys_numbers_keys_in_first_occurrence_order(initial_size):
     assert index.indptr.tolist() == indptr
     assert index.indices.tolist() == indices
     assert index.indices.dtype == np.int32
-    # the table looks every key up to its column
-    lookup_indptr, lookup_indices = H.keys_to_csr(keys, index.table)
+    # the vocabulary's look-up table gives every key its column
+    lookup_indptr, lookup_indices = H.keys_to_csr(keys, H.vocabulary_table(index.keys))
     assert lookup_indptr.tolist() == indptr and lookup_indices.tolist() == indices
 
 
@@ -87,7 +87,9 @@ def test_index_keys_keep_renumbers_and_drops_columns():
     index = H.index_keys(keys, initial_size=4)
     mask = index.counts >= 20
     kept = index.keep(mask)
-    assert kept.table is None
+    # the kept vocabulary's table knows the kept keys, and only them
+    assert H.keys_to_csr(keys, H.vocabulary_table(kept.keys))[1].tolist() == \
+        kept.indices.tolist()
     assert kept.keys.tolist() == index.keys[mask].tolist()
     new_col = {int(k): i for i, k in enumerate(kept.keys)}
     for r in range(keys.shape[0]):
