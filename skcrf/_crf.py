@@ -46,7 +46,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     with :math:`p(y \mid x) = \exp s(x, y) / Z(x)`. Training minimises
     :math:`-\sum_i w_i \log p(y_i \mid x_i) + c_2 \lVert\theta\rVert^2` (the
-    objective of CRFsuite with ``c1=0``) with scipy's L-BFGS-B; the kernels
+    objective of CRFsuite with ``c1=0``) with L-BFGS (L-BFGS-B's iterations,
+    compiled and threaded, :mod:`skcrf._optimize`); the kernels
     (forward-backward, gradient, Viterbi) are Numba functions that run in
     parallel over sequences.
 
@@ -69,7 +70,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         Stopping rule (CRFsuite's): stop when the objective improved by less
         than ``tol`` relative over the last 10 iterations. Training also stops
         when the gradient vanishes, or (with a ``ConvergenceWarning``) when
-        L-BFGS-B finds no step that decreases the objective.
+        the line search finds no step that decreases the objective.
     all_possible_states : bool, default=False
         If False, a state weight exists only for (feature, label) pairs that
         occur in the training data (as in CRFsuite); the others are fixed at 0.
@@ -135,7 +136,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     stop_reason_ : str
         Why training stopped: ``"tol"`` (the stopping rule above),
         ``"converged"`` (gradient ~0), ``"max_iter"``, ``"max_fun"`` or
-        ``"line_search"`` (L-BFGS-B found no decreasing step); the last three
+        ``"line_search"`` (no decreasing step found); the last three
         come with a ``ConvergenceWarning``.
     n_params_ : int
         Number of free weights.
@@ -321,10 +322,13 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
         common = dict(max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
                       monitor=on_iteration if monitor or callback else None, **options)
+        # the optimiser's vector algebra runs on the fit's threads (a cluster
+        # fit's driver holds only the weights: its threads are the local ones)
         if penalty.c1 > 0:
-            result = minimize_owlqn(objective, theta0, c1=penalty.c1, **common)
+            result = minimize_owlqn(objective, theta0, c1=penalty.c1,
+                                    n_threads=self._n_threads(), **common)
         else:
-            result = minimize_lbfgs(objective, theta0, **common)
+            result = minimize_lbfgs(objective, theta0, n_threads=self._n_threads(), **common)
         theta, objective_value, best = result.x, result.fun, result.n_iter
         if monitor is not None and monitor.best_theta is not None and keep_best:
             theta, objective_value = monitor.best_theta, monitor.best_objective

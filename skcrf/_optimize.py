@@ -1,8 +1,12 @@
-"""The optimiser: scipy's L-BFGS-B, our stopping rule, and what its result means.
+"""The optimisers (L-BFGS; OWL-QN for an L1 term), our stopping rule, and what
+their result means.
 
-:func:`minimize_lbfgs` runs ``scipy.optimize.minimize(method="L-BFGS-B")``
-on a function returning ``(value, gradient)`` and tells apart why it stopped
-(:attr:`OptimizeResult.reason`):
+:func:`minimize_lbfgs` minimises a function returning ``(value, gradient)``
+with L-BFGS as L-BFGS-B runs it without bounds (same directions, same
+Moré–Thuente line search and constants: on the same problem its iterates are
+scipy's ``minimize(method="L-BFGS-B")``'s, tested), with the vector algebra
+compiled, threaded and its history in ``float32`` (:mod:`skcrf._lbfgs`).
+It tells apart why it stopped (:attr:`OptimizeResult.reason`):
 
 ``"tol"``
     our stopping rule (CRFsuite's): the objective improved by less than
@@ -10,15 +14,18 @@ on a function returning ``(value, gradient)`` and tells apart why it stopped
 ``"monitor"``
     the caller's ``monitor`` asked to stop (early stopping);
 ``"converged"``
-    scipy's own convergence test (projected gradient ~0);
+    the gradient is ~0 (every entry <= 1e-10), or an iteration decreased the
+    objective by less than 1e-15 relative (L-BFGS-B's tests, as skcrf used
+    to pass them to scipy), or CRFsuite's gradient test (``epsilon``);
 ``"max_iter"``, ``"max_fun"``
     the iteration / evaluation budget ran out;
 ``"line_search"``
-    L-BFGS-B could not find a step that decreases the objective (scipy's
-    "ABNORMAL" status): usually floating-point limits near the optimum
-    when ``tol`` is very small.
+    no step satisfied the line search, even along the gradient after
+    dropping the history: usually floating-point limits near the optimum
+    when ``tol`` is very small, or a gradient that does not match the
+    function.
 
-The last three emit a ``ConvergenceWarning`` carrying scipy's message, as
+The last three emit a ``ConvergenceWarning`` with the details, as
 scikit-learn's ``_check_optimize_result`` does. The result's ``fun`` is the
 objective at ``x`` as the optimiser evaluated it: no extra evaluation.
 """
@@ -28,9 +35,11 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
+
+from ._lbfgs import History
+from ._line_search import more_thuente
 
 __all__ = ["minimize_lbfgs", "minimize_owlqn", "OptimizeResult", "IterationRecord"]
 
@@ -85,7 +94,7 @@ _WARN = {
                 "increase max_iter or loosen tol.",
     "max_fun": "L-BFGS stopped after {n_evals} evaluations of the objective "
                "(max_fun) before converging.",
-    "line_search": "L-BFGS-B stopped: the line search found no step that decreases "
+    "line_search": "L-BFGS stopped: the line search found no step that decreases "
                    "the objective; the result may be short of the optimum (usually "
                    "within floating-point noise of it when tol is very small).",
 }
@@ -135,14 +144,26 @@ def _warn(reason, max_iter, n_evals, message, stacklevel):
 
 
 def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
-                   epsilon=None, bounds=None, verbose=0, monitor=None, n_active=None,
-                   stacklevel=3):
-    """Minimise ``fun`` (returning value and gradient) with scipy's L-BFGS-B.
+                   epsilon=None, verbose=0, monitor=None, n_active=None, n_threads=1,
+                   history_dtype=np.float32, stacklevel=3):
+    """Minimise ``fun`` (returning value and gradient) with L-BFGS.
+
+    The iterations are those of L-BFGS-B without bounds (scipy's
+    ``minimize(method="L-BFGS-B")``, and in substance CRFsuite's): the
+    direction from the last ``m`` correction pairs, skipped when their
+    curvature is not positive; the Moré–Thuente line search
+    (:mod:`skcrf._line_search`) from step ``1 / |g|`` on the first iteration
+    and 1 after, with L-BFGS-B's constants; after a failed line search the
+    memory is dropped and the iteration restarts along ``-g``. The vector
+    algebra is compiled and threaded and the pairs are kept in ``float32``
+    (:class:`skcrf._lbfgs.History`): about 8 m + 40 bytes per parameter, where
+    scipy's L-BFGS-B needs about 16 m + 40 and one thread.
 
     Parameters
     ----------
     fun : callable
-        ``fun(theta) -> (value, gradient)``.
+        ``fun(theta) -> (value, gradient)``; the gradient must be a new array
+        (it is kept).
     theta0 : ndarray
     max_iter : int
     tol : float
@@ -155,7 +176,6 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
     epsilon : float, default=None
         Also stop (as ``"converged"``) when ``|grad| / max(1, |x|) <= epsilon``
         (CRFsuite's gradient test).
-    bounds : sequence of (low, high), default=None
     verbose : int, default=0
         Print a line per iteration.
     monitor : callable, default=None
@@ -165,50 +185,95 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
     n_active : callable, default=None
         ``n_active(x)``: the number of non-zero weights at ``x`` (default:
         non-zero entries of ``x``).
+    n_threads : int, default=1
+        Threads of the vector algebra (the fit's ``n_jobs``).
+    history_dtype : dtype, default=np.float32
+        Storage of the correction pairs.
 
     Returns
     -------
     OptimizeResult
     """
-    max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
-    progress = _Progress(theta0, tol, period, epsilon, verbose, monitor, n_active)
-    last = {"g": None}
-    n_evals = [0]
-    stopped = [None]
-
-    def f_and_g(theta):
-        f, g = fun(theta)
-        last["g"] = g
-        n_evals[0] += 1
-        return f, g
-
-    def callback(intermediate_result):
-        stopped[0] = progress.iteration(intermediate_result.x, intermediate_result.fun,
-                                        last["g"], n_evals[0])
-        if stopped[0] is not None:
-            raise StopIteration
-
-    # scipy's L-BFGS-B does its vector algebra with (threaded) BLAS; its idle
-    # threads spin and would steal the cores from the Numba kernels
+    # the few BLAS calls (1-D dot products) must not start a thread pool that
+    # spins while the Numba kernels run
     with threadpool_limits(limits=1, user_api="blas"):
-        res = minimize(f_and_g, theta0, jac=True, method="L-BFGS-B", callback=callback,
-                       bounds=bounds,
-                       options=dict(maxiter=max_iter, maxfun=max_fun, ftol=1e-15,
-                                    gtol=1e-10, maxcor=m))
-    n_iter = int(res.nit)
-    message = "scipy: " + str(res.message)
-    if stopped[0] is not None:
-        reason = stopped[0]   # scipy reports our StopIteration as abnormal or max_iter
-    elif res.status == 0:
-        reason = "converged"
-    elif res.status == 1:
-        reason = "max_iter" if n_iter >= max_iter else "max_fun"
-    else:
-        reason = "line_search"
-    _warn(reason, max_iter, n_evals[0], message, stacklevel)
-    return OptimizeResult(x=res.x, fun=float(res.fun), n_iter=n_iter,
-                          n_evals=n_evals[0], reason=reason, message=message,
+        return _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose,
+                      monitor, n_active, n_threads, history_dtype, stacklevel + 1)
+
+
+def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, monitor,
+           n_active, n_threads, history_dtype, stacklevel):
+    max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
+    x = np.array(theta0, dtype=np.float64, copy=True)
+    progress = _Progress(x, tol, period, epsilon, verbose, monitor, n_active)
+    f, g = fun(x)
+    n_evals = 1
+    history = History(x.size, m, n_threads=n_threads, dtype=history_dtype)
+    history.refresh(g)
+    d = np.empty_like(x)
+    reason = message = None
+    while reason is None:
+        if len(progress.history) >= max_iter:
+            reason, message = "max_iter", f"{max_iter} iterations"
+            break
+        gd = history.direction(g, d)
+        if not gd < 0 and history.n_pairs:
+            history.reset()          # not a descent direction: start afresh
+            gd = history.direction(g, d)
+        if not gd < 0:
+            reason, message = "converged", "the gradient is zero"
+            break
+        # L-BFGS-B's first step is 1 / |d|; afterwards the quasi-Newton step
+        stp = 1.0 if history.n_pairs else 1.0 / np.sqrt(history.vv)
+        trial = {}
+
+        def phi(a):
+            xa = np.multiply(d, a)
+            xa += x
+            fa, ga = fun(xa)
+            trial.update(x=xa, f=fa, g=ga)
+            return fa, float(np.dot(ga, d))
+
+        search = more_thuente(phi, f, gd, stp, **_LINE_SEARCH)
+        n_evals += search.n_evals
+        # MINPACK's warnings (the interval cannot shrink) end the search at its
+        # last step, as in L-BFGS-B; but a step that increases the objective
+        # is never taken
+        if search.status == "max_evals" or not search.f <= f:
+            if history.n_pairs:
+                history.reset()      # retry along the gradient, as L-BFGS-B does
+                continue
+            reason = "line_search"
+            message = (f"line search: no step satisfying the Wolfe conditions "
+                       f"within {search.n_evals} evaluations")
+            break
+        x_new, f_new, g_new = trial["x"], trial["f"], trial["g"]
+        sy = search.stp * (search.g - gd)
+        history.update(x_new, x, g_new, g, g_new, store=sy > _EPS * -gd * search.stp)
+        f_old = f
+        x, f, g = x_new, f_new, g_new
+        reason = progress.iteration(x, f, g, n_evals)
+        if reason is not None:
+            break
+        if np.max(np.abs(g), initial=0.0) <= _PGTOL:
+            reason, message = "converged", "the gradient is ~0"
+        elif (f_old - f) <= _FTOL * max(abs(f_old), abs(f), 1.0):
+            reason, message = "converged", "the objective stopped decreasing"
+        elif n_evals > max_fun:
+            reason, message = "max_fun", f"{n_evals} evaluations"
+    message = "L-BFGS: " + (message or reason)
+    _warn(reason, max_iter, n_evals, message, stacklevel)
+    return OptimizeResult(x=x, fun=float(f), n_iter=len(progress.history),
+                          n_evals=n_evals, reason=reason, message=message,
                           history=progress.history)
+
+
+# L-BFGS-B's line search constants (lbfgsb.f, lnsrlb) and scipy's defaults
+# for its own stopping tests as skcrf passes them (gtol, ftol)
+_LINE_SEARCH = dict(ftol=1e-3, gtol=0.9, xtol=0.1, stpmin=0.0, stpmax=1e10, max_evals=20)
+_EPS = np.finfo(np.float64).eps
+_PGTOL = 1e-10
+_FTOL = 1e-15
 
 
 def _pseudo_gradient(x, g, c1):
@@ -224,7 +289,7 @@ def _pseudo_gradient(x, g, c1):
 
 def minimize_owlqn(fun, theta0, *, c1, max_iter, tol, period=10, max_fun=None, m=10,
                    epsilon=None, verbose=0, monitor=None, max_linesearch=40,
-                   stacklevel=3):
+                   n_threads=1, stacklevel=3):
     """Minimise ``fun(theta) + c1 * |theta|_1`` with OWL-QN (Andrew & Gao 2007).
 
     ``fun`` returns the smooth part's value and gradient (data terms + L2).
@@ -237,44 +302,31 @@ def minimize_owlqn(fun, theta0, *, c1, max_iter, tol, period=10, max_fun=None, m
     """
     with threadpool_limits(limits=1, user_api="blas"):   # see minimize_lbfgs
         return _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon,
-                      verbose, monitor, max_linesearch, stacklevel + 1)
+                      verbose, monitor, max_linesearch, n_threads, stacklevel + 1)
 
 
 def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose, monitor,
-           max_linesearch, stacklevel):
+           max_linesearch, n_threads, stacklevel):
     max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
     x = np.array(theta0, dtype=np.float64, copy=True)
-    n = x.size
     progress = _Progress(x, tol, period, epsilon, verbose, monitor, None)
     fs, g = fun(x)
     n_evals = 1
     f = fs + c1 * np.abs(x).sum()
-    S = np.zeros((m, n))
-    Y = np.zeros((m, n))
-    rho = np.zeros(m)
-    alpha = np.zeros(m)
-    n_pairs = head = 0
+    pg = _pseudo_gradient(x, g, c1)
+    history = History(x.size, m, n_threads=n_threads)
+    history.refresh(pg)
+    d = np.empty_like(x)
     reason, message = None, ""
     for k in range(max_iter):
-        pg = _pseudo_gradient(x, g, c1)
-        # two-loop recursion: d = -H pg
-        d = -pg
-        order = [(head - 1 - j) % m for j in range(n_pairs)]
-        for i in order:
-            alpha[i] = rho[i] * S[i].dot(d)
-            d -= alpha[i] * Y[i]
-        if n_pairs:
-            last = order[0]
-            d *= 1.0 / (rho[last] * Y[last].dot(Y[last]))
-        for i in reversed(order):
-            d += S[i] * (alpha[i] - rho[i] * Y[i].dot(d))
+        history.direction(pg, d)     # d = -H pg
         d[d * pg >= 0] = 0.0          # stay in the orthant-wise descent cone
         dg = pg.dot(d)
         if not dg < 0:
             reason, message = "converged", "pseudo-gradient is zero"
             break
         orthant = np.where(x != 0, np.sign(x), -np.sign(pg))
-        step = 1.0 if n_pairs else 1.0 / np.linalg.norm(d)
+        step = 1.0 if history.n_pairs else 1.0 / np.linalg.norm(d)
         for _ in range(max_linesearch):
             x_new = x + step * d
             x_new[np.sign(x_new) != orthant] = 0.0
@@ -288,14 +340,13 @@ def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose,
             reason, message = "line_search", "no step decreased the objective"
             break
         s_vec = x_new - x
-        y_vec = g_new - g
-        sy = s_vec.dot(y_vec)
-        if sy > 1e-12 * max(1.0, s_vec.dot(s_vec)):
-            S[head], Y[head], rho[head] = s_vec, y_vec, 1.0 / sy
-            head = (head + 1) % m
-            n_pairs = min(n_pairs + 1, m)
+        sy = s_vec.dot(g_new - g)
+        store = sy > 1e-12 * max(1.0, s_vec.dot(s_vec))
+        del s_vec
+        pg = _pseudo_gradient(x_new, g_new, c1)
+        history.update(x_new, x, g_new, g, pg, store=store)
         x, g, f = x_new, g_new, f_new
-        reason = progress.iteration(x, f, _pseudo_gradient(x, g, c1), n_evals)
+        reason = progress.iteration(x, f, pg, n_evals)
         if reason is not None:
             break
         if n_evals > max_fun:

@@ -5,7 +5,8 @@ r"""The penalty on the weights, applied apart from the data terms.
 added to the summed data terms by :class:`skcrf._objective.Objective`
 (``add_smooth``); the L1 part is not differentiable at 0, so the optimiser
 handles it: :func:`skcrf._optimize.minimize_owlqn` (orthant-wise L-BFGS, as
-CRFsuite does) whenever ``c1 > 0``, scipy's L-BFGS-B otherwise. The same
+CRFsuite does) whenever ``c1 > 0``, :func:`~skcrf._optimize.minimize_lbfgs`
+otherwise. The same
 composition, ``sum of data terms + penalty``, serves a fit whose data terms
 are evaluated on a cluster.
 """

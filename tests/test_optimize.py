@@ -54,10 +54,10 @@ def test_max_iter_warns():
     assert len(warned) == 1 and "max_iter=3" in str(warned[0].message)
 
 
-def test_max_fun_warns_with_scipys_message():
+def test_max_fun_warns_with_the_count():
     res, warned = run(Counted(), tol=0.0, max_fun=4)
-    assert res.reason == "max_fun"
-    assert len(warned) == 1 and "scipy:" in str(warned[0].message)
+    assert res.reason == "max_fun" and res.n_evals > 4
+    assert len(warned) == 1 and f"{res.n_evals} evaluations" in str(warned[0].message)
 
 
 def test_convergence_is_reported_without_warning():
@@ -72,7 +72,8 @@ def test_line_search_failure_warns_instead_of_passing_as_convergence():
 
     res, warned = run(wrong_gradient, tol=0.0)
     assert res.reason == "line_search"
-    assert len(warned) == 1 and "ABNORMAL" in str(warned[0].message).upper()
+    assert len(warned) == 1 and "line search" in str(warned[0].message)
+    np.testing.assert_array_equal(res.x, np.zeros(20))   # no step uphill taken
 
 
 def test_no_extra_evaluation_and_fun_is_at_x():
