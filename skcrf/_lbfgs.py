@@ -38,10 +38,50 @@ from ._parallel import run_chunks
 
 __all__ = ["History"]
 
-_JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+# The passes are dot products and scaled sums over millions of entries: they
+# may reassociate (so that the sums vectorise; a strict left-to-right sum is
+# one add latency per element) and fuse multiply-adds. The results differ from
+# a strict-order sum in the last bits, which only perturbs the direction.
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
 # Elements per block inside a chunk: the block's new pair and vector stay in
 # L1/L2 while every stored row streams past once.
 _BLOCK = 2048
+
+
+@njit(**_JIT)
+def _dot3x2(a, b, c, r, q, out, col_r, col_q):
+    """Add ``(a.r, b.r, c.r)`` to ``out[0:3, col_r]`` and ``(a.q, b.q, c.q)`` to
+    ``out[0:3, col_q]``: float64 ``a, b, c`` against the stored rows ``r`` and
+    ``q`` of one slot, read once."""
+    ar = 0.0
+    br = 0.0
+    cr = 0.0
+    aq = 0.0
+    bq = 0.0
+    cq = 0.0
+    for j in range(r.size):
+        rj = np.float64(r[j])
+        qj = np.float64(q[j])
+        ar += a[j] * rj
+        br += b[j] * rj
+        cr += c[j] * rj
+        aq += a[j] * qj
+        bq += b[j] * qj
+        cq += c[j] * qj
+    out[0, col_r] += ar
+    out[1, col_r] += br
+    out[2, col_r] += cr
+    out[0, col_q] += aq
+    out[1, col_q] += bq
+    out[2, col_q] += cq
+
+
+@njit(**_JIT)
+def _dot(a, r):
+    s = 0.0
+    for j in range(r.size):
+        s += a[j] * np.float64(r[j])
+    return s
 
 
 @njit(**_JIT)
@@ -58,42 +98,35 @@ def _update_chunk(c, bounds, x_new, x, g_new, g, v, S, Y, slot, store, used, par
     yb = np.empty(_BLOCK)
     for b0 in range(lo, hi, _BLOCK):
         b1 = min(b0 + _BLOCK, hi)
+        vb = v[b0:b1]
         if store:
-            for j in range(b0, b1):
-                S[slot, j] = x_new[j] - x[j]
-                Y[slot, j] = g_new[j] - g[j]
+            s_row, y_row = S[slot, b0:b1], Y[slot, b0:b1]
+            for j in range(b1 - b0):
+                s_row[j] = x_new[b0 + j] - x[b0 + j]
+                y_row[j] = g_new[b0 + j] - g[b0 + j]
                 # what the recursion sees: the stored (rounded) values
-                sb[j - b0] = S[slot, j]
-                yb[j - b0] = Y[slot, j]
-        vv = 0.0
-        for j in range(b0, b1):
-            vv += v[j] * v[j]
-        out[2, 2 * n_slots] += vv
+                sb[j] = s_row[j]
+                yb[j] = y_row[j]
+        out[2, 2 * n_slots] += _dot(vb, vb)
         for k in range(used.size):
             r = used[k]
-            for half in range(2):
-                R = S if half == 0 else Y
-                col = half * n_slots + r
-                a_s = 0.0
-                a_y = 0.0
-                a_v = 0.0
-                if store:
-                    for j in range(b0, b1):
-                        rj = np.float64(R[r, j])
-                        a_s += sb[j - b0] * rj
-                        a_y += yb[j - b0] * rj
-                        a_v += v[j] * rj
-                    out[0, col] += a_s
-                    out[1, col] += a_y
-                else:
-                    for j in range(b0, b1):
-                        a_v += v[j] * np.float64(R[r, j])
-                out[2, col] += a_v
+            if store:
+                _dot3x2(sb, yb, vb, S[r, b0:b1], Y[r, b0:b1], out, r, n_slots + r)
+            else:
+                out[2, r] += _dot(vb, S[r, b0:b1])
+                out[2, n_slots + r] += _dot(vb, Y[r, b0:b1])
 
 
 @njit(parallel=True, **_JIT)
 def _update_parallel(bounds, *args):
     for c in prange(bounds.size - 1): _update_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(**_JIT)
+def _axpy2(out, a, r, b, q):
+    """``out += a r + b q`` for stored rows ``r``, ``q``."""
+    for j in range(out.size):
+        out[j] += a * np.float64(r[j]) + b * np.float64(q[j])
 
 
 @njit(**_JIT)
@@ -103,13 +136,12 @@ def _combine_chunk(c, bounds, coef_s, coef_y, coef_v, v, S, Y, used, out):
     lo, hi = bounds[c], bounds[c + 1]
     for b0 in range(lo, hi, _BLOCK):
         b1 = min(b0 + _BLOCK, hi)
-        for j in range(b0, b1):
-            out[j] = coef_v * v[j]
+        ob = out[b0:b1]
+        for j in range(b1 - b0):
+            ob[j] = coef_v * v[b0 + j]
         for k in range(used.size):
             r = used[k]
-            a, b = coef_s[r], coef_y[r]
-            for j in range(b0, b1):
-                out[j] += a * np.float64(S[r, j]) + b * np.float64(Y[r, j])
+            _axpy2(ob, coef_s[r], S[r, b0:b1], coef_y[r], Y[r, b0:b1])
 
 
 @njit(parallel=True, **_JIT)
@@ -211,7 +243,7 @@ class History:
         self.vdot[:] = dots[2, :2 * k]
 
     def direction(self, v, out):
-        """Write ``d = -H v`` into ``out``; return ``v.d``.
+        """Write ``d = -H v`` into ``out``; return ``(v.d, |d|)``.
 
         ``H`` is the L-BFGS inverse-Hessian approximation of the stored pairs
         with initial scaling ``s.y / y.y`` of the newest; ``-v`` when there is
@@ -221,7 +253,7 @@ class History:
         k = self.m + 1
         if not self.order:
             np.negative(v, out=out)
-            return -self.vv
+            return -self.vv, np.sqrt(self.vv)
         # the basis: s_r -> r, y_r -> k + r, v -> 2k
         B = np.zeros((2 * k + 1, 2 * k + 1))
         B[:2 * k, :2 * k] = self.gram
@@ -242,4 +274,4 @@ class History:
         run_chunks(_combine_chunk, _combine_parallel, self.bounds, self.n_threads,
                    delta[:k].copy(), delta[k:2 * k].copy(), float(delta[2 * k]), v,
                    self.S, self.Y, np.array(self.order, dtype=np.int64), out)
-        return float(B[2 * k].dot(delta))
+        return float(B[2 * k].dot(delta)), float(np.sqrt(max(delta.dot(B.dot(delta)), 0.0)))

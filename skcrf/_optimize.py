@@ -105,30 +105,27 @@ class _Progress:
     optimisers: the caller's monitor, CRFsuite's gradient test (``epsilon``)
     and its objective rule (``tol`` over ``period`` iterations)."""
 
-    def __init__(self, x0, tol, period, epsilon, verbose, monitor, n_active):
+    def __init__(self, tol, period, epsilon, verbose, monitor, n_active):
         self.history = []
         self.t_start = time.perf_counter()
-        self.last_x = np.array(x0, dtype=np.float64, copy=True)
         self.tol, self.period, self.epsilon = tol, period, epsilon
         self.verbose, self.monitor = verbose, monitor
         self.n_active = n_active or np.count_nonzero
 
-    def iteration(self, x, f, g, n_evals):
-        """Record an iteration; returns the reason to stop, or None."""
-        gnorm = float(np.linalg.norm(g)) if g is not None else float("nan")
+    def iteration(self, x, f, grad_norm, step, n_evals):
+        """Record an iteration (``step``: the norm of the step just taken);
+        returns the reason to stop, or None."""
         rec = IterationRecord(
-            iteration=len(self.history) + 1, objective=float(f), grad_norm=gnorm,
+            iteration=len(self.history) + 1, objective=float(f), grad_norm=float(grad_norm),
             x_norm=float(np.linalg.norm(x)), n_active=int(self.n_active(x)),
-            step=float(np.linalg.norm(x - self.last_x)),
-            seconds=time.perf_counter() - self.t_start, n_evals=n_evals)
-        self.last_x[:] = x
+            step=float(step), seconds=time.perf_counter() - self.t_start, n_evals=n_evals)
         self.history.append(rec)
         stop = bool(self.monitor(rec, x)) if self.monitor is not None else False
         if self.verbose:
             print(rec.line(), flush=True)
         if stop:
             return "monitor"
-        if self.epsilon is not None and gnorm / max(1.0, rec.x_norm) <= self.epsilon:
+        if self.epsilon is not None and rec.grad_norm / max(1.0, rec.x_norm) <= self.epsilon:
             return "converged"
         if len(self.history) > self.period:
             old = self.history[-1 - self.period].objective
@@ -205,7 +202,7 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
            n_active, n_threads, history_dtype, stacklevel):
     max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
     x = np.array(theta0, dtype=np.float64, copy=True)
-    progress = _Progress(x, tol, period, epsilon, verbose, monitor, n_active)
+    progress = _Progress(tol, period, epsilon, verbose, monitor, n_active)
     f, g = fun(x)
     n_evals = 1
     history = History(x.size, m, n_threads=n_threads, dtype=history_dtype)
@@ -216,10 +213,10 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
         if len(progress.history) >= max_iter:
             reason, message = "max_iter", f"{max_iter} iterations"
             break
-        gd = history.direction(g, d)
+        gd, d_norm = history.direction(g, d)
         if not gd < 0 and history.n_pairs:
             history.reset()          # not a descent direction: start afresh
-            gd = history.direction(g, d)
+            gd, d_norm = history.direction(g, d)
         if not gd < 0:
             reason, message = "converged", "the gradient is zero"
             break
@@ -252,10 +249,12 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
         history.update(x_new, x, g_new, g, g_new, store=sy > _EPS * -gd * search.stp)
         f_old = f
         x, f, g = x_new, f_new, g_new
-        reason = progress.iteration(x, f, g, n_evals)
+        # |g| and |d| from the history's dot products: no pass over the vectors
+        reason = progress.iteration(x, f, np.sqrt(history.vv), search.stp * d_norm, n_evals)
         if reason is not None:
             break
-        if np.max(np.abs(g), initial=0.0) <= _PGTOL:
+        if np.sqrt(history.vv) <= _PGTOL * np.sqrt(x.size) and \
+                max(g.max(), -g.min()) <= _PGTOL:
             reason, message = "converged", "the gradient is ~0"
         elif (f_old - f) <= _FTOL * max(abs(f_old), abs(f), 1.0):
             reason, message = "converged", "the objective stopped decreasing"
@@ -309,7 +308,7 @@ def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose,
            max_linesearch, n_threads, stacklevel):
     max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
     x = np.array(theta0, dtype=np.float64, copy=True)
-    progress = _Progress(x, tol, period, epsilon, verbose, monitor, None)
+    progress = _Progress(tol, period, epsilon, verbose, monitor, None)
     fs, g = fun(x)
     n_evals = 1
     f = fs + c1 * np.abs(x).sum()
@@ -341,12 +340,12 @@ def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose,
             break
         s_vec = x_new - x
         sy = s_vec.dot(g_new - g)
-        store = sy > 1e-12 * max(1.0, s_vec.dot(s_vec))
+        ss = s_vec.dot(s_vec)
         del s_vec
         pg = _pseudo_gradient(x_new, g_new, c1)
-        history.update(x_new, x, g_new, g, pg, store=store)
+        history.update(x_new, x, g_new, g, pg, store=sy > 1e-12 * max(1.0, ss))
         x, g, f = x_new, g_new, f_new
-        reason = progress.iteration(x, f, pg, n_evals)
+        reason = progress.iteration(x, f, np.sqrt(history.vv), np.sqrt(ss), n_evals)
         if reason is not None:
             break
         if n_evals > max_fun:

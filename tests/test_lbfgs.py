@@ -41,7 +41,7 @@ def test_direction_is_the_two_loop_recursion(dtype, n_threads, n):
     g = rng.normal(size=n)
     h.refresh(g)
     d = np.empty(n)
-    assert h.direction(g, d) == pytest.approx(-g.dot(g))
+    assert h.direction(g, d) == pytest.approx((-g.dot(g), np.linalg.norm(g)))
     np.testing.assert_array_equal(d, -g)
     pairs = []
     for it in range(6):               # more pairs than m: the ring wraps around
@@ -53,10 +53,11 @@ def test_direction_is_the_two_loop_recursion(dtype, n_threads, n):
         y = (g_new - g).astype(dtype).astype(np.float64)
         pairs = (pairs + [(s, y)])[-m:]
         x, g = x_new, g_new
-        vd = h.direction(g, d)
+        vd, d_norm = h.direction(g, d)
         ref = two_loop(pairs, g)
         np.testing.assert_allclose(d, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
         assert vd == pytest.approx(g.dot(ref), rel=1e-9)
+        assert d_norm == pytest.approx(np.linalg.norm(ref), rel=1e-6)
     assert h.n_pairs == m
 
 
