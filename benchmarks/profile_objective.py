@@ -183,7 +183,7 @@ def main():
 
     evals = {}
     for threads in (1, 2):
-        o = _objective.CRFObjective(Xtr, y, layout, 1.0, np.ones(len(Xtr)), threads)
+        o, _ = objective(threads)
         with numba_threads(threads):
             evals[threads] = best_of(lambda: o(theta), 9)
         print(f"| whole evaluation, {threads} thread{'s' * (threads > 1)} | "
@@ -217,7 +217,7 @@ def main():
         _objective.CRFLoss.__call__ = call
     print(f"\nfit, 40 iterations, 1 thread: {t_fit:.2f} s; {spent['n']} evaluations "
           f"({spent['n'] / m.n_iter_:.2f} per iteration) took {spent['t']:.2f} s; "
-          f"outside the objective (validation, set-up, L-BFGS-B): "
+          f"outside the objective (validation, set-up, L-BFGS): "
           f"{t_fit - spent['t']:.2f} s ({(t_fit - spent['t']) / t_fit:.1%})")
 
     # --- lower bound

@@ -181,12 +181,10 @@ class History:
     def __init__(self, n, m, n_threads=1, dtype=np.float32):
         self.n, self.m = int(n), int(m)
         self.n_threads = int(n_threads)
-        # one spare slot: a new pair is written there, and replaces the
-        # oldest only if it passes the curvature test
-        k = self.m + 1
+        k = self.m
         self.S = np.zeros((k, self.n), dtype=dtype)
         self.Y = np.zeros((k, self.n), dtype=dtype)
-        self.gram = np.zeros((2 * k, 2 * k))   # [s_0..s_m, y_0..y_m] x same
+        self.gram = np.zeros((2 * k, 2 * k))   # [s_0..s_m-1, y_0..y_m-1] x same
         self.vdot = np.zeros(2 * k)            # v . [s.., y..]
         self.vv = 0.0
         self.order = []                        # slots in use, oldest first
@@ -201,16 +199,24 @@ class History:
         """Forget every pair (after a failed line search)."""
         self.order = []
 
-    def _free_slot(self):
-        return next(r for r in range(self.m + 1) if r not in self.order)
+    def _next_slot(self):
+        """The slot a new pair goes to: a free one, or the oldest pair's."""
+        if len(self.order) == self.m:
+            return self.order[0]
+        return next(r for r in range(self.m) if r not in self.order)
 
     def update(self, x_new, x, g_new, g, v, store=True):
         """Store the pair ``(x_new - x, g_new - g)`` (when ``store``; the caller
         tests its curvature), dropping the oldest when full, and take the dot
         products the next :meth:`direction` from ``v`` needs, in one pass."""
-        k = self.m + 1
-        slot = self._free_slot()
-        used = np.array(self.order + [slot] if store else self.order, dtype=np.int64)
+        k = self.m
+        if store:
+            slot = self._next_slot()
+            if slot in self.order:
+                self.order.remove(slot)      # the oldest pair makes room
+            used = np.array(self.order + [slot], dtype=np.int64)
+        else:
+            slot, used = 0, np.array(self.order, dtype=np.int64)
         partial = self._partial
         partial[:] = 0.0
         run_chunks(_update_chunk, _update_parallel, self.bounds, self.n_threads,
@@ -223,8 +229,6 @@ class History:
                 self.gram[col, :] = dots[row, :2 * k]
                 self.gram[:, col] = dots[row, :2 * k]
             self.order.append(slot)
-            if len(self.order) > self.m:
-                self.order.pop(0)
 
     def refresh(self, v):
         """Take the dot products of a new ``v`` with the stored pairs (when ``v``
@@ -232,7 +236,7 @@ class History:
         if not self.order:
             self.vv = float(np.dot(v, v))
             return
-        k = self.m + 1
+        k = self.m
         used = np.array(self.order, dtype=np.int64)
         partial = self._partial
         partial[:] = 0.0
@@ -250,7 +254,7 @@ class History:
         none. ``v`` must be the vector of the last :meth:`update` or
         :meth:`refresh`.
         """
-        k = self.m + 1
+        k = self.m
         if not self.order:
             np.negative(v, out=out)
             return -self.vv, np.sqrt(self.vv)
