@@ -406,6 +406,154 @@ def _objective_parallel(bounds, *args):
 
 
 # --------------------------------------------------------------------------
+# the data term on several threads without a gradient buffer per thread
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _block_posteriors(lo, hi, tb0, indptr, indices, data, offsets, weights, W, A, start,
+                      end, expA, expAT, exp_start, exp_end, shifts, gA, gS, gE, logz_out,
+                      P):
+    """Sequences ``lo..hi-1`` of a block whose first token is ``tb0``: log Z,
+    the expected transition / start / end counts (added to this thread's
+    ``gA``, ``gS``, ``gE``), and ``w`` times each token's node marginals written
+    to ``P[t - tb0]`` for the state counts that follow."""
+    L = W.shape[1]
+    if hi <= lo:
+        return
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    alpha, beta = bufs[1], bufs[2]
+    for s in range(lo, hi):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            logz_out[s] = 0.0
+            continue
+        w = weights[s]
+        logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                              expA, expAT, exp_start, exp_end, shifts, bufs, w, gA)
+        logz_out[s] = logz
+        for t in range(T):
+            for j in range(L):
+                P[t0 - tb0 + t, j] = w * alpha[t, j] * beta[t, j]
+        for j in range(L):
+            gS[j] += w * alpha[0, j] * beta[0, j]
+            gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
+
+
+@njit(**_JIT)
+def _owned_state_counts(k, t_lo, t_hi, tb0, indptr, indices, data, split, P, gW):
+    """Expected state counts of tokens ``t_lo..t_hi-1`` for the feature rows
+    thread ``k`` owns: each token's non-zeros are sorted by row, and
+    ``split[t, k]:split[t, k + 1]`` (relative to ``indptr[t]``) are the ones in
+    thread ``k``'s rows, so no other thread writes them.
+
+    The rows to prefetch are this thread's, ``PREFETCH_DISTANCE`` of its own
+    non-zeros ahead (a second cursor walks them), not the next non-zeros in
+    storage, which mostly belong to the other threads."""
+    L = gW.shape[1]
+    # the look-ahead cursor: token ta, position pa in its owned range [pa, pe)
+    ta = t_lo
+    pa, pe = 0, 0
+    if ta < t_hi:
+        pa, pe = indptr[ta] + split[ta, k], indptr[ta] + split[ta, k + 1]
+    for _ in range(PREFETCH_DISTANCE):
+        pa, pe, ta = _advance(pa, pe, ta, t_hi, k, indptr, split)
+    for t in range(t_lo, t_hi):
+        p0 = indptr[t]
+        r = t - tb0   # (no row view per token: its reference count, shared by
+        #               the threads, would bounce between their caches)
+        for p in range(p0 + split[t, k], p0 + split[t, k + 1]):
+            if pa < pe:
+                prefetch_row(gW, indices[pa])
+            pa, pe, ta = _advance(pa, pe, ta, t_hi, k, indptr, split)
+            f = indices[p]
+            v = data[p]
+            for j in range(L):
+                gW[f, j] += v * P[r, j]
+
+
+@njit(**_JIT)
+def _advance(pa, pe, ta, t_hi, k, indptr, split):
+    """Move the look-ahead cursor of :func:`_owned_state_counts` one owned
+    non-zero on (past tokens with none); ``pa == pe`` at the end."""
+    pa += 1
+    while pa >= pe and ta + 1 < t_hi:
+        ta += 1
+        pa, pe = indptr[ta] + split[ta, k], indptr[ta] + split[ta, k + 1]
+    return pa, pe, ta
+
+
+@njit(parallel=True, **_JIT)
+def _objective_owned(blocks, phase, row_bounds, split, indptr, indices, data, offsets,
+                     weights, W, A, start, end, expA, exp_start, exp_end, shifts, gW, gA,
+                     gS, gE, logz_out, P):
+    """The data term on ``K = phase.shape[1] - 1`` threads sharing one state
+    gradient ``gW``. Block by block (sequences ``blocks[b]:blocks[b + 1]``):
+    thread k runs forward-backward on sequences ``phase[b, k]:phase[b, k + 1]``
+    and writes their tokens' marginals to ``P``; then thread k adds the state
+    counts of every token of the block to the rows it owns,
+    ``row_bounds[k]:row_bounds[k + 1]``. ``gA``, ``gS``, ``gE`` are per thread
+    (L x L each). Memory: one ``gW`` whatever K, plus ``P`` (a block's tokens)."""
+    K = phase.shape[1] - 1
+    expAT = np.ascontiguousarray(expA.T)
+    for k in prange(K):
+        gW[row_bounds[k]:row_bounds[k + 1], :] = 0.0
+        gA[k, :, :] = 0.0
+        gS[k, :] = 0.0
+        gE[k, :] = 0.0
+    for b in range(blocks.size - 1):
+        tb0 = offsets[blocks[b]]
+        tb1 = offsets[blocks[b + 1]]
+        for k in prange(K):
+            _block_posteriors(phase[b, k], phase[b, k + 1], tb0, indptr, indices, data,
+                              offsets, weights, W, A, start, end, expA, expAT, exp_start,
+                              exp_end, shifts, gA[k], gS[k], gE[k], logz_out, P)
+        for k in prange(K):
+            _owned_state_counts(k, tb0, tb1, tb0, indptr, indices, data, split, P, gW)
+
+
+@njit(**_JIT)
+def _sort_token_rows(indptr, indices, data, sort_data):
+    """Sort every token's non-zeros by feature row, in place; ``data`` follows
+    when ``sort_data``. (Insertion sort for the usual few non-zeros per
+    token, a merge sort beyond.)"""
+    for t in range(indptr.size - 1):
+        p0, p1 = indptr[t], indptr[t + 1]
+        if p1 - p0 > 32:
+            order = np.argsort(indices[p0:p1], kind="mergesort")
+            indices[p0:p1] = indices[p0:p1][order]
+            if sort_data:
+                data[p0:p1] = data[p0:p1][order]
+            continue
+        for p in range(p0 + 1, p1):
+            f = indices[p]
+            v = data[p] if sort_data else 0.0
+            q = p - 1
+            while q >= p0 and indices[q] > f:
+                indices[q + 1] = indices[q]
+                if sort_data:
+                    data[q + 1] = data[q]
+                q -= 1
+            indices[q + 1] = f
+            if sort_data:
+                data[q + 1] = v
+
+
+@njit(**_JIT)
+def _row_splits(indptr, indices, row_bounds, split):
+    """``split[t, k]``: how many of token t's (sorted) non-zeros lie in rows
+    below ``row_bounds[k]``."""
+    K = row_bounds.size - 1
+    for t in range(indptr.size - 1):
+        p0, p1 = indptr[t], indptr[t + 1]
+        p = p0
+        for k in range(K + 1):
+            while p < p1 and indices[p] < row_bounds[k]:
+                p += 1
+            split[t, k] = p - p0
+
+
+
+# --------------------------------------------------------------------------
 # parameter vector <-> dense weights, gradient assembly, L2
 # (compiled loops: on a million parameters the NumPy expressions, with their
 # temporaries, were a noticeable serial step of every evaluation; these run

@@ -132,11 +132,47 @@ def test_two_threads_give_the_same_objective_and_gradient():
     obj1, layout, loss1 = _setup(X, y, L, True, c2=0.5, n_threads=1)
     obj2, _, loss2 = _setup(X, y, L, True, c2=0.5, n_threads=2)
     assert loss2.parallel and not loss1.parallel
+    # small buffers: each thread has its own
+    assert loss2._owned is None and loss2._gW.shape[0] == 2
     theta = layout.pack(W, A, start, end)
     f1, g1 = obj1(theta)
     f2, g2 = obj2(theta)
     assert f2 == pytest.approx(f1, rel=1e-12)
     np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+@pytest.mark.parametrize("float_values", [True, False])
+def test_threads_sharing_one_gradient_match_one_thread(n_threads, float_values, monkeypatch):
+    """Several threads share one state gradient, each adding to the feature rows
+    it owns, block by block: the same loss and gradient as one thread, with
+    empty sequences, zero-weight sequences, tokens with many non-zeros (sorted
+    by merge sort, not insertion) and many small blocks (forced)."""
+    import skcrf._objective as O
+
+    rng = np.random.default_rng(11)
+    L = 5
+    X, y, W, A, start, end = random_problem(rng, n_seq=60, max_len=9, n_labels=L,
+                                            n_features=80, density=0.08,
+                                            float_values=float_values)
+    X[3] = np.zeros((0, 80))
+    y[3] = y[3][:0]
+    X[7] = (rng.random((4, 80)) < 0.6) * (rng.normal(size=(4, 80)) if float_values else 1.0)
+    y[7] = rng.integers(0, L, 4)
+    weights = rng.uniform(0.5, 2.0, len(X))
+    weights[[5, 20]] = 0.0
+    obj1, layout, loss1 = _setup(X, y, L, True, c2=0.5, weights=weights, n_threads=1)
+    monkeypatch.setattr(O, "_BLOCK_ELEMENTS", 20 * L)   # blocks of ~3 sequences
+    monkeypatch.setattr(O, "_PRIVATE_GRADIENT_BYTES", 0)   # always shared
+    obj2, _, loss2 = _setup(X, y, L, True, c2=0.5, weights=weights, n_threads=n_threads)
+    assert loss2.parallel and loss2._gW.shape[0] == 1
+    assert loss2._owned.blocks.size > 10
+    theta = layout.pack(W, A, start, end)
+    f1, g1 = obj1(theta)
+    f2, g2 = obj2(theta)
+    assert f2 == pytest.approx(f1, rel=1e-12)
+    np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(loss2.log_z, loss1.log_z, rtol=1e-12)
 
 
 def test_huge_weights_fall_back_to_log_space_without_nan():
