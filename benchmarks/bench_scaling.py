@@ -60,8 +60,6 @@ def run_child(n_tokens, n_features, n_labels):
                nnz=int(X.X.nnz), generate_s=time.perf_counter() - t)
     # load the compiled kernels, serial and parallel, optimiser included, so
     # that the timed fit's memory is the fit's and not the code's
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for n_jobs in (1, -1):

@@ -362,6 +362,29 @@ def _max_length(lo, hi, offsets):
 # the data term: sum_s w_s log Z_s and expected feature counts
 # --------------------------------------------------------------------------
 @njit(**_JIT)
+def _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end, expA,
+                    expAT, exp_start, exp_end, shifts, bufs, gA, gS, gE, logz_out):
+    """Sequence ``s``: its log Z into ``logz_out[s]``, its weight times its
+    expected transition, start and end counts added to ``gA``, ``gS``, ``gE``,
+    and its node marginals left as ``alpha * beta`` in ``bufs``. Returns its
+    length (0: nothing else computed)."""
+    t0 = offsets[s]
+    T = offsets[s + 1] - t0
+    if T == 0:
+        logz_out[s] = 0.0
+        return 0
+    w = weights[s]
+    logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                          expA, expAT, exp_start, exp_end, shifts, bufs, w, gA)
+    logz_out[s] = logz
+    alpha, beta = bufs[1], bufs[2]
+    for j in range(W.shape[1]):
+        gS[j] += w * alpha[0, j] * beta[0, j]
+        gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
+    return T
+
+
+@njit(**_JIT)
 def _objective_chunk(c, bounds, indptr, indices, data, offsets, weights,
                      W, A, start, end, expA, exp_start, exp_end, shifts,
                      gW, gA, gS, gE, logz_out):
@@ -382,22 +405,12 @@ def _objective_chunk(c, bounds, indptr, indices, data, offsets, weights,
     gEc[:] = 0.0
     gWc[:, :] = 0.0
     for s in range(lo, hi):
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        if T == 0:
-            logz_out[s] = 0.0
-            continue
-        w = weights[s]
-        logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
-                              expA, expAT, exp_start, exp_end, shifts, bufs, w, gAc)
-        logz_out[s] = logz
-        if w == 0.0:
-            continue
-        _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w,
-                                 gWc, work)
-        for j in range(L):
-            gSc[j] += w * alpha[0, j] * beta[0, j]
-            gEc[j] += w * alpha[T - 1, j] * beta[T - 1, j]
+        T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end,
+                            expA, expAT, exp_start, exp_end, shifts, bufs, gAc, gSc, gEc,
+                            logz_out)
+        if T > 0 and weights[s] != 0.0:
+            _accumulate_state_counts(indptr, indices, data, offsets[s], T, alpha, beta,
+                                     weights[s], gWc, work)
 
 
 @njit(parallel=True, **_JIT)
@@ -422,21 +435,14 @@ def _block_posteriors(lo, hi, tb0, indptr, indices, data, offsets, weights, W, A
     bufs = _posterior_buffers(lo, hi, offsets, L)
     alpha, beta = bufs[1], bufs[2]
     for s in range(lo, hi):
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        if T == 0:
-            logz_out[s] = 0.0
-            continue
+        T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end,
+                            expA, expAT, exp_start, exp_end, shifts, bufs, gA, gS, gE,
+                            logz_out)
         w = weights[s]
-        logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
-                              expA, expAT, exp_start, exp_end, shifts, bufs, w, gA)
-        logz_out[s] = logz
+        r0 = offsets[s] - tb0
         for t in range(T):
             for j in range(L):
-                P[t0 - tb0 + t, j] = w * alpha[t, j] * beta[t, j]
-        for j in range(L):
-            gS[j] += w * alpha[0, j] * beta[0, j]
-            gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
+                P[r0 + t, j] = w * alpha[t, j] * beta[t, j]
 
 
 @njit(**_JIT)

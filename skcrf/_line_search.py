@@ -139,6 +139,18 @@ def _cubic_min(sa, fa, ga, sb, fb, gb):
     return theta, s
 
 
+def _cubic_step_from(stp, fp, dp, sa, fa, da):
+    """The minimiser of the cubic through (stp, fp, dp) and (sa, fa, da), written
+    as a step from ``stp`` towards ``sa`` (the two ends bracket a minimum)."""
+    theta, s = _cubic_min(sa, fa, da, stp, fp, dp)
+    gamma = s * math.sqrt((theta / s) ** 2 - (da / s) * (dp / s))
+    if stp > sa:
+        gamma = -gamma
+    p = (gamma - dp) + theta
+    q = ((gamma - dp) + gamma) + da
+    return stp + (p / q) * (sa - stp)
+
+
 def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
     """One safeguarded step (MINPACK-2's ``dcstep``): the next trial step from
     the best point ``stx``, the other end ``sty`` and the trial ``stp``, and the
@@ -163,13 +175,7 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
     elif sgnd < 0.0:
         # 2: lower value, derivatives of opposite sign: bracketed. The cubic
         # step if it is farther from stp than the secant step, else the secant.
-        theta, s = _cubic_min(stx, fx, dx, stp, fp, dp)
-        gamma = s * math.sqrt((theta / s) ** 2 - (dx / s) * (dp / s))
-        if stp > stx:
-            gamma = -gamma
-        p = (gamma - dp) + theta
-        q = ((gamma - dp) + gamma) + dx
-        stpc = stp + (p / q) * (stx - stp)
+        stpc = _cubic_step_from(stp, fp, dp, stx, fx, dx)
         stpq = stp + (dp / (dp - dx)) * (stx - stp)
         stpf = stpc if abs(stpc - stp) > abs(stpq - stp) else stpq
         brackt = True
@@ -205,13 +211,7 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
         # 4: lower value, same sign, the derivative's size does not decrease:
         # the cubic step through stp and sty if bracketed, else a bound.
         if brackt:
-            theta, s = _cubic_min(stp, fp, dp, sty, fy, dy)
-            gamma = s * math.sqrt((theta / s) ** 2 - (dy / s) * (dp / s))
-            if stp > sty:
-                gamma = -gamma
-            p = (gamma - dp) + theta
-            q = ((gamma - dp) + gamma) + dy
-            stpf = stp + (p / q) * (sty - stp)
+            stpf = _cubic_step_from(stp, fp, dp, sty, fy, dy)
         elif stp > stx:
             stpf = stpmax
         else:
