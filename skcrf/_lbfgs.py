@@ -5,7 +5,7 @@ L-BFGS approximates the inverse Hessian from the last ``m`` steps
 The textbook two-loop recursion computes the direction :math:`d = -H v` with
 ``2m`` passes over those ``2m`` vectors: at a million parameters that is most
 of the optimiser's time, and scipy's L-BFGS-B (compact form, Fortran, one
-thread) spends 150 ms per iteration there (``benchmarks/lbfgsb_overhead.py``).
+thread) spends 144 ms per iteration there (``benchmarks/optimizer_overhead.py``).
 
 :class:`History` runs the same recursion on the *dot products* of the stored
 vectors instead (the "vector-free" form of Chen et al., NIPS 2014): every
