@@ -47,6 +47,9 @@ _JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 # assume nothing about inf or NaN, so the IEEE semantics the -inf weights
 # rely on are kept; the results differ from strict order in the last bits.
 _JIT_RECURSION = dict(_JIT, fastmath={"reassoc", "contract"})
+# exp's polynomial with fused multiply-adds (as accurate: tested within 1 ulp
+# of np.exp); no reassociation, which would change its range reduction
+_JIT_EXP = dict(_JIT, fastmath={"contract"})
 
 # How many non-zeros ahead the sparse passes prefetch the feature row they
 # will need (about the latency of a cache miss divided by the time per
@@ -59,13 +62,27 @@ PREFETCH_DISTANCE = 32
 # --------------------------------------------------------------------------
 @njit(**_JIT)
 def _emissions(indptr, indices, data, t0, T, W, out):
-    """out[t, :] = sum over non-zeros (f, v) of token t0 + t of v * W[f, :]."""
+    """out[t, :] = sum over non-zeros (f, v) of token t0 + t of v * W[f, :].
+
+    Two non-zeros per step: each step's multiply-adds go to ``out[t]`` once,
+    so the chain of updates of that row through memory is half as long
+    (measured 1.12x on CoNLL-2002; four per step was no faster)."""
     L = W.shape[1]
     nnz = indices.size
     for t in range(T):
         for j in range(L):
             out[t, j] = 0.0
-        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+        p, p1 = indptr[t0 + t], indptr[t0 + t + 1]
+        while p + 1 < p1:
+            if p + PREFETCH_DISTANCE + 1 < nnz:
+                prefetch_row(W, indices[p + PREFETCH_DISTANCE])
+                prefetch_row(W, indices[p + PREFETCH_DISTANCE + 1])
+            f, g = indices[p], indices[p + 1]
+            v, u = data[p], data[p + 1]
+            for j in range(L):
+                out[t, j] += v * W[f, j] + u * W[g, j]
+            p += 2
+        if p < p1:
             if p + PREFETCH_DISTANCE < nnz:
                 prefetch_row(W, indices[p + PREFETCH_DISTANCE])
             f = indices[p]
@@ -74,12 +91,17 @@ def _emissions(indptr, indices, data, t0, T, W, out):
                 out[t, j] += v * W[f, j]
 
 
-@njit(**_JIT)
+@njit(**_JIT_EXP)
 def _exp_shifted(E, U):
     """U[t] = exp(E[t] - max(E[t])); returns the sum of the maxima.
 
     Kept out of the (reassociating) recursion so that the exp's range
-    reduction is evaluated exactly as written."""
+    reduction is evaluated exactly as written. The shifted scores are
+    written first and exponentiated in place in one flat loop over the
+    sequence's T * L cells: the polynomial then vectorises over whole
+    vectors, not over rows of L labels and a remainder (measured on
+    CoNLL-2002, 9 labels: 12.6 -> 7.8 ms for the corpus, with fused
+    multiply-adds)."""
     T, L = E.shape
     total = 0.0
     for t in range(T):
@@ -88,8 +110,11 @@ def _exp_shifted(E, U):
             if E[t, j] > m:
                 m = E[t, j]
         for j in range(L):
-            U[t, j] = exp_nonpositive(E[t, j] - m)
+            U[t, j] = E[t, j] - m
         total += m
+    u = U.reshape(T * L)
+    for k in range(T * L):
+        u[k] = exp_nonpositive(u[k])
     return total
 
 
