@@ -96,7 +96,8 @@ def _exp_shifted(E, U):
     """U[t] = exp(E[t] - max(E[t])); returns the sum of the maxima.
 
     Kept out of the (reassociating) recursion so that the exp's range
-    reduction is evaluated exactly as written. The shifted scores are
+    reduction is evaluated in the order written (only multiply-adds are
+    fused, see ``_JIT_EXP``). The shifted scores are
     written first and exponentiated in place in one flat loop over the
     sequence's T * L cells: the polynomial then vectorises over whole
     vectors, not over rows of L labels and a remainder (measured on
@@ -581,7 +582,6 @@ def _row_splits(indptr, indices, row_bounds, split):
             while p < p1 and indices[p] < row_bounds[k]:
                 p += 1
             split[t, k] = p - p0
-
 
 
 # --------------------------------------------------------------------------
