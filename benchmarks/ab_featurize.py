@@ -4,7 +4,9 @@ accessor variety jackknifed over 10 folds, character classes; ``--pmi`` adds
 the PMI features), and ``transform`` of the test text after ``fit``, in two
 checkouts of skcrf, alternating, each run in a
 process of its own on one thread: an A/B test of a featurisation change on a
-machine whose speed drifts.
+machine whose speed drifts. Besides wall time it reports the user CPU time:
+on this VM the system time of first touching fresh memory varies from 0.2
+to 1 s per call (page faults served by the host), the user time by ~5 %.
 
     python benchmarks/ab_featurize.py /path/to/checkout_A /path/to/checkout_B \
         --data ../shared/data/sighan2008_sxu --rounds 3
@@ -41,11 +43,15 @@ t = time.perf_counter()
 make().fit_transform(X)
 first = time.perf_counter() - t
 rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-warm = []
+warm, user, sys_ = [], [], []
 for _ in range(3):
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
     make().fit_transform(X)
     warm.append(time.perf_counter() - t)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    user.append(r1.ru_utime - r0.ru_utime)
+    sys_.append(r1.ru_stime - r0.ru_stime)
 f = make().fit(X)
 f.transform(Xt[:10])
 tr = []
@@ -54,6 +60,7 @@ for _ in range(3):
     f.transform(Xt)
     tr.append(time.perf_counter() - t)
 print(json.dumps({{"chars": sum(map(len, X)), "first_s": first, "warm_s": min(warm),
+                  "user_s": min(user), "sys_s": min(sys_),
                   "test_chars": sum(map(len, Xt)), "transform_s": min(tr),
                   "peak_added_mb": (rss1 - rss0) / 1024}}))
 """
@@ -84,7 +91,9 @@ def main():
             r = json.loads(out.stdout.strip().splitlines()[-1])
             results[name].append(r)
             print(f"{name}: first call {r['first_s']:.2f} s, warm {r['warm_s']:.2f} s "
-                  f"({r['chars'] / r['warm_s'] / 1e6:.3f}M chars/s); transform of the test "
+                  f"({r['chars'] / r['warm_s'] / 1e6:.3f}M chars/s; CPU: user "
+                  f"{r['user_s']:.2f} s = {r['chars'] / r['user_s'] / 1e6:.3f}M chars/s, "
+                  f"system {r['sys_s']:.2f} s); transform of the test "
                   f"text {r['transform_s']:.3f} s "
                   f"({r['test_chars'] / r['transform_s'] / 1e6:.3f}M chars/s); the first "
                   f"fit_transform raised the peak RSS by {r['peak_added_mb']:.0f} MB", flush=True)
@@ -93,7 +102,9 @@ def main():
         first = min(r["first_s"] for r in results[name])
         n = results[name][0]["chars"]
         tr = min(r["transform_s"] for r in results[name])
-        print(f"# {name}: best warm {best:.2f} s = {n / best / 1e6:.3f}M chars/s; "
+        user = min(r["user_s"] for r in results[name])
+        print(f"# {name}: best warm {best:.2f} s = {n / best / 1e6:.3f}M chars/s "
+              f"(best user CPU {user:.2f} s = {n / user / 1e6:.3f}M chars/s); "
               f"best first call (warm Numba cache) {first:.2f} s; transform of the test "
               f"text {results[name][0]['test_chars'] / tr / 1e6:.3f}M chars/s")
 

@@ -26,7 +26,7 @@ from ._accessor_variety import accessor_variety_stats
 from ._accessor_variety import av_bin as _bin
 from ._accessor_variety import ngram_key as _ngram_key  # noqa: F401 (imported from here)
 from ._accessor_variety import _finish_ngram
-from ._templates import Template, _template_id, register_template
+from ._templates import CodedTemplate, Template, _template_id, register_template
 from ._units import ABSENT, register_source, stable_id, unique_inverse
 
 __all__ = ["CWS_CLASSES", "DictionaryMatches", "DictionaryWords", "AccessorVariety",
@@ -161,7 +161,7 @@ def _fold_hits(units, table, n_words, folds, fitting, matches=None):
 
 
 @register_template
-class DictionaryMatches(Template):
+class DictionaryMatches(CodedTemplate):
     """Dictionary matches at every position (character input).
 
     For every dictionary word found in the text (every match, not greedy
@@ -205,19 +205,21 @@ class DictionaryMatches(Template):
     def description(self):
         return f"dictionary|{self.max_len}|{self._digest:x}"
 
-    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+    def write_codes(self, units, sources, source_row, codes, fitting=False):
         if units.kind != "chars":
             raise ValueError("dictionary features need character input (each "
                              "sequence a str); got token sequences.")
-        flags = np.zeros((units.n_tokens, self.n_slots), dtype=np.int8)
-        # every match found once, then counted per fold and flagged
+        # every match found once, then counted per fold and flagged (code 1)
         matches = H.dictionary_matches(units.ids[0], units.offsets, self.table)
         fold, hits = _fold_hits(units, self.table, self.n_words, self.folds, fitting,
                                 matches)
-        H.match_flags(*matches, fold, hits, self.max_len, flags)
-        tids = np.array([_template_id(f"{self.description()}|{k}")
-                         for k in range(self.n_slots)], dtype=np.int64)
-        H.flag_keys(flags, tids, keys, slot0)
+        H.match_flags(*matches, fold, hits, self.max_len, codes)
+
+    def code_keys(self):
+        keys = np.zeros((self.n_slots, 2), dtype=np.uint64)
+        for k in range(self.n_slots):
+            keys[k, 1] = H.flag_key(_template_id(f"{self.description()}|{k}"))
+        return keys
 
     def name(self, sub, values):
         k, part = divmod(sub, 3)
@@ -267,7 +269,7 @@ def _statistics_read(template, units, fitting, what):
 
 # ----------------------------------------------------------- accessor variety
 @register_template
-class AccessorVariety(Template):
+class AccessorVariety(CodedTemplate):
     """Binned accessor variety of the n-grams around each character.
 
     The accessor variety of a string is the smaller of its numbers of
@@ -329,16 +331,22 @@ class AccessorVariety(Template):
     def description(self):
         return f"av|{self.max_n}|{self.n_bins}|{self._digest:x}"
 
-    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+    def write_codes(self, units, sources, source_row, codes, fitting=False):
         if units.kind != "chars":
             raise ValueError("accessor variety features need character input.")
-        bin_keys = np.array([[_bin_key(t, b) for b in range(self.n_bins)]
-                             for t in self._tids()], dtype=np.uint64)
         bins = _fit_state(self, "_fit_bins", units, fitting, "accessor variety")
         if bins is None:
             bins = np.zeros((units.n_tokens, self.max_n - 1), dtype=np.uint8)
             _av_bins(units.ids[0], units.offsets, self.table, self.n_bins, bins)
-        _av_keys(bins, units.offsets, bin_keys, keys, slot0)
+        _av_codes(bins, units.offsets, codes)
+
+    def code_keys(self):
+        """Code ``b + 1``: AV bin b."""
+        keys = np.zeros((self.n_slots, self.n_bins + 1), dtype=np.uint64)
+        for k, t in enumerate(self._tids()):
+            for b in range(self.n_bins):
+                keys[k, b + 1] = _bin_key(t, b)
+        return keys
 
     def feature_values(self, units, rows, subs, keys=None):
         """The bin each feature's key was written with (re-reading the text
@@ -390,18 +398,18 @@ def _av_bins(cps, offsets, table, n_bins, bins):
 
 
 @njit(**_JIT)
-def _av_keys(bins, offsets, bin_keys, keys, slot0):
-    """Keys of the AV-bin features: slot 2 (n - 2) for the n-gram starting at
-    t, slot 2 (n - 2) + 1 for the one ending at t (``bin_keys[slot, bin]``)."""
+def _av_codes(bins, offsets, codes):
+    """Codes of the AV-bin features (bin + 1): slot 2 (n - 2) for the n-gram
+    starting at t, slot 2 (n - 2) + 1 for the one ending at t."""
     n_max = bins.shape[1]
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
         for i in range(a, b):
             for n in range(2, min(n_max + 1, b - i) + 1):
                 k1 = 2 * (n - 2)
-                bn = bins[i, n - 2]
-                keys[i, slot0 + k1] = bin_keys[k1, bn]
-                keys[i + n - 1, slot0 + k1 + 1] = bin_keys[k1 + 1, bn]
+                c = bins[i, n - 2] + 1
+                codes[i, k1] = c
+                codes[i + n - 1, k1 + 1] = c
 
 
 @njit(**_JIT)

@@ -204,6 +204,18 @@ class SlotIndexer:
                 table = np.zeros((2 * table.shape[0], 2), dtype=np.uint64)
                 _reinsert(self.ent_keys, e0, self.n_ent, table)
 
+    def add_codes(self, codes, code_keys, s):
+        """Number the features of slot s given as codes (see
+        :class:`~skcrf._templates.CodedTemplate`): ``codes`` (n_rows,) uint8,
+        0 for none, code c standing for the key ``code_keys[c]``."""
+        codes = np.ascontiguousarray(codes, dtype=np.uint8)
+        code_keys = np.ascontiguousarray(code_keys, dtype=np.uint64)
+        if code_keys.size > 256 or code_keys.size < 1:
+            raise ValueError(f"a coded slot has 1 to 255 features, got {code_keys.size - 1}.")
+        self._reserve(code_keys.size)
+        self.n_ent = _index_codes(codes, code_keys, s, self.n_slots, self.n_ent,
+                                  self.ent_keys, self.counts, self.first, self.ids[:, s])
+
     def finish(self):
         n_ent, n_rows, n_slots = self.n_ent, self.n_rows, self.n_slots
         if n_ent >= 2 ** 31:
@@ -274,6 +286,41 @@ def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
             ids[pr[j]] = e
         tab[:m] = 0
     return n_ent
+
+
+@njit(**_JIT)
+def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, ids):
+    """Number one slot's codes (entries from ``n_ent``, in order of first
+    occurrence): an entry per code that occurs, found by its code, no hashing.
+    Returns the entries."""
+    entry = np.full(256, -1, dtype=np.int64)
+    for r in range(codes.size):
+        c = codes[r]
+        if c == 0:
+            ids[r] = -1
+            continue
+        e = entry[c]
+        if e < 0:
+            if c >= code_keys.size or code_keys[c] == np.uint64(0):
+                raise ValueError("a template wrote a code that has no key")
+            e = n_ent
+            entry[c] = e
+            ent_keys[e] = code_keys[c]
+            counts[e] = 0
+            first[e] = r * n_slots + s
+            n_ent += 1
+        counts[e] += 1
+        ids[r] = e
+    return n_ent
+
+
+@njit(**_JIT)
+def codes_to_keys(codes, code_keys, keys, slot0):
+    """``keys[:, slot0 + k] = code_keys[k, codes[:, k]]`` (code 0: key 0)."""
+    for k in range(codes.shape[1]):
+        for t in range(codes.shape[0]):
+            c = codes[t, k]
+            keys[t, slot0 + k] = code_keys[k, c] if c != 0 else np.uint64(0)
 
 
 @njit(**_JIT)
@@ -673,15 +720,9 @@ def _code_row(table, src, u):
 
 
 @njit(**_JIT)
-def flag_keys(flags, tids, keys, slot0):
-    """Keys of (n_tokens, n_flags) boolean / count flags (0 = absent; every
-    key written)."""
-    on = np.empty(tids.size, dtype=np.uint64)
-    for k in range(tids.size):
-        on[k] = _finish(_splitmix(np.uint64(tids[k])))
-    for t in range(flags.shape[0]):
-        for k in range(flags.shape[1]):
-            keys[t, slot0 + k] = on[k] if flags[t, k] != 0 else np.uint64(0)
+def flag_key(tid):
+    """Key of the one feature of a flag slot of template id ``tid``."""
+    return _finish(_splitmix(np.uint64(tid)))
 
 
 # ------------------------------------------------------------- dictionary

@@ -23,7 +23,7 @@ import numpy as np
 from . import _units
 from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id
 
-__all__ = ["Template", "Window", "TemplateSet", "check_offset", "register_template",
+__all__ = ["Template", "CodedTemplate", "Window", "TemplateSet", "check_offset", "register_template",
            "template_from_state"]
 
 # template type name -> class, for model files (see to_state / from_state)
@@ -137,6 +137,36 @@ def _default_padding(source_key, side, d):
     if source_key[0] == "type":
         return "<s>" if side < 0 else "</s>"
     return f"<s-{d}>" if side < 0 else f"</s+{d}>"
+
+
+class CodedTemplate(Template):
+    """A template with few possible features per slot (at most 255), which
+    writes each token's feature of each slot as a small *code*: 0 for none,
+    ``c`` for the feature whose key is ``code_keys()[slot, c]``.
+
+    Numbering codes needs no hashing (a look-up in an array of 256 entries
+    per slot) and a uint8 buffer instead of uint64 keys, so
+    :meth:`TemplateSet.index` numbers these templates from their codes;
+    :meth:`write_keys` (prediction) maps the same codes to the same keys.
+    Subclasses implement :meth:`write_codes` and :meth:`code_keys`.
+    """
+
+    writes_every_key = True
+
+    def code_keys(self):
+        """(n_slots, n_codes) uint64: the key of code c in each slot (column 0,
+        code 0 = no feature, is unused)."""
+        raise NotImplementedError
+
+    def write_codes(self, units, sources, source_row, codes, fitting=False):
+        """Fill ``codes`` (n_tokens, n_slots) uint8, zeros on entry, with the
+        code of every token's feature in each slot (0: none)."""
+        raise NotImplementedError
+
+    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+        codes = np.zeros((units.n_tokens, self.n_slots), dtype=np.uint8, order="F")
+        self.write_codes(units, sources, source_row, codes, fitting=fitting)
+        _kernels().codes_to_keys(codes, self.code_keys(), keys, slot0)
 
 
 @register_template
@@ -277,9 +307,17 @@ class TemplateSet:
         indexer = H.SlotIndexer(units.n_tokens, self.n_slots,
                                 disjoint_slots=len(set(descriptions)) == len(descriptions))
         sources, row = self._sources(units)
-        width = max([t.n_slots for t in self.templates] + [1])
+        width = max([t.n_slots for t in self.templates
+                     if not isinstance(t, CodedTemplate)] + [1])
         buffer = np.empty((units.n_tokens, width), dtype=np.uint64, order="F")
         for t, s0 in zip(self.templates, self.slot0[:-1].tolist()):
+            if isinstance(t, CodedTemplate):
+                codes = np.zeros((units.n_tokens, t.n_slots), dtype=np.uint8, order="F")
+                t.write_codes(units, sources, row, codes, fitting=fitting)
+                code_keys = t.code_keys()
+                for k in range(t.n_slots):
+                    indexer.add_codes(codes[:, k], code_keys[k], s0 + k)
+                continue
             block = buffer[:, :t.n_slots]
             if not t.writes_every_key:
                 block[:] = 0
