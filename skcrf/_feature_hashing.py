@@ -160,16 +160,31 @@ class SlotIndexer:
     ``disjoint_slots=True`` promises that no key occurs in two slots (the
     templates of a :class:`~skcrf._templates.TemplateSet` hash distinct ids
     into their keys) and skips merging them.
+
+    ``coded_slots`` (a boolean per slot) marks the slots given as codes
+    (:meth:`add_codes`): they keep their uint8 codes and a code -> entry map
+    instead of an int32 entry per row.
     """
 
     _DIRECT_MAX = 1 << 16          # table rows (16 bytes each) of a slot numbered directly
 
-    def __init__(self, n_rows, n_slots, initial_size=None, disjoint_slots=False):
+    def __init__(self, n_rows, n_slots, initial_size=None, disjoint_slots=False,
+                 coded_slots=None):
         self.n_rows, self.n_slots = n_rows, n_slots
         self.disjoint_slots = disjoint_slots
         self.size0 = (1024 if initial_size is None
                       else max(16, 1 << (int(initial_size) - 1).bit_length()))
-        self.ids = np.empty((n_rows, n_slots), dtype=np.int32, order="F")  # entry, -1: none
+        coded = (np.zeros(n_slots, dtype=bool) if coded_slots is None
+                 else np.asarray(coded_slots, dtype=bool))
+        self.coded = coded
+        # column of each slot in ids (keyed slots) or codes (coded slots)
+        self.slot_col = np.zeros(n_slots, dtype=np.int64)
+        self.slot_col[~coded] = np.arange(int((~coded).sum()))
+        self.slot_col[coded] = np.arange(int(coded.sum()))
+        self.ids = np.empty((n_rows, int((~coded).sum())), dtype=np.int32,
+                            order="F")                         # entry, -1: none
+        self.codes = np.empty((n_rows, int(coded.sum())), dtype=np.uint8, order="F")
+        self.code_entry = np.full((int(coded.sum()), 256), -1, dtype=np.int64)
         cap = n_rows + 1024
         self.ent_keys = np.empty(cap, dtype=np.uint64)
         self.counts = np.empty(cap, dtype=np.int64)
@@ -184,8 +199,10 @@ class SlotIndexer:
 
     def add(self, col, s):
         """Number the keys ``col`` (n_rows,) uint64 of slot s (0: no key)."""
+        if self.coded[s]:
+            raise ValueError(f"slot {s} was declared coded: give it with add_codes.")
         col = np.ascontiguousarray(col, dtype=np.uint64)
-        ids = self.ids[:, s]
+        ids = self.ids[:, self.slot_col[s]]
         table = np.zeros((self.size0, 2), dtype=np.uint64)
         e0, r = self.n_ent, 0
         while True:
@@ -208,13 +225,18 @@ class SlotIndexer:
         """Number the features of slot s given as codes (see
         :class:`~skcrf._templates.CodedTemplate`): ``codes`` (n_rows,) uint8,
         0 for none, code c standing for the key ``code_keys[c]``."""
-        codes = np.ascontiguousarray(codes, dtype=np.uint8)
+        if not self.coded[s]:
+            raise ValueError(f"slot {s} was not declared coded: give it with add.")
         code_keys = np.ascontiguousarray(code_keys, dtype=np.uint64)
         if code_keys.size > 256 or code_keys.size < 1:
             raise ValueError(f"a coded slot has 1 to 255 features, got {code_keys.size - 1}.")
         self._reserve(code_keys.size)
-        self.n_ent = _index_codes(codes, code_keys, s, self.n_slots, self.n_ent,
-                                  self.ent_keys, self.counts, self.first, self.ids[:, s])
+        c = self.slot_col[s]
+        column = self.codes[:, c]
+        if np.asarray(codes).ctypes.data != column.ctypes.data:   # else written in place
+            column[:] = codes
+        self.n_ent = _index_codes(column, code_keys, s, self.n_slots, self.n_ent,
+                                  self.ent_keys, self.counts, self.first, self.code_entry[c])
 
     def finish(self):
         n_ent, n_rows, n_slots = self.n_ent, self.n_rows, self.n_slots
@@ -230,8 +252,10 @@ class SlotIndexer:
         col_counts = np.zeros(n_cols, dtype=np.int64)
         col_first = np.full(n_cols, np.iinfo(np.int64).max, dtype=np.int64)
         _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_first)
-        indptr, indices = _csr_of_ids(self.ids, column.astype(np.int32), int(counts.sum()))
-        self.ids = None
+        indptr, indices = _csr_of_ids(self.ids, self.codes, self.coded, self.slot_col,
+                                      self.code_entry, column.astype(np.int32),
+                                      int(counts.sum()))
+        self.ids = self.codes = None
         return KeyIndex(col_keys, col_counts, col_first, indptr, indices)
 
 
@@ -289,15 +313,13 @@ def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
 
 
 @njit(**_JIT)
-def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, ids):
+def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, entry):
     """Number one slot's codes (entries from ``n_ent``, in order of first
-    occurrence): an entry per code that occurs, found by its code, no hashing.
-    Returns the entries."""
-    entry = np.full(256, -1, dtype=np.int64)
+    occurrence): an entry per code that occurs (``entry[code]``, -1 on entry),
+    found by its code, no hashing. Returns the entries."""
     for r in range(codes.size):
         c = codes[r]
         if c == 0:
-            ids[r] = -1
             continue
         e = entry[c]
         if e < 0:
@@ -310,7 +332,6 @@ def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, i
             first[e] = r * n_slots + s
             n_ent += 1
         counts[e] += 1
-        ids[r] = e
     return n_ent
 
 
@@ -445,22 +466,35 @@ def _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_f
 
 
 @njit(**_JIT)
-def _csr_of_ids(ids, column, nnz):
-    """CSR rows of the columns of the ``nnz`` entries in ``ids`` (n_rows,
-    n_slots, Fortran-ordered; -1: none), a block of rows at a time so that
-    every slot's column is read in order."""
-    n_rows, n_slots = ids.shape
+def _csr_of_ids(ids, codes, coded, slot_col, code_entry, column, nnz):
+    """CSR rows of the columns of the ``nnz`` entries of every slot, in slot
+    order within a row: a keyed slot's entries are in ``ids`` (n_rows,
+    n_keyed, Fortran-ordered; -1: none), a coded slot's are its codes in
+    ``codes`` (0: none) through ``code_entry``. A block of rows at a time, so
+    that every slot's column is read in order."""
+    n_rows = ids.shape[0] if ids.shape[1] else codes.shape[0]
+    n_slots = coded.size
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     indices = np.empty(nnz, dtype=np.int32)
     block = 512
     pos = np.empty(block, dtype=np.int64)
+    col_of = np.empty((code_entry.shape[0], 256), dtype=np.int32)
+    for c in range(code_entry.shape[0]):
+        for k in range(256):
+            e = code_entry[c, k]
+            col_of[c, k] = column[e] if e >= 0 else -1
     for r0 in range(0, n_rows, block):
         r1 = min(r0 + block, n_rows)
         for r in range(r0, r1):
             pos[r - r0] = 0
         for s in range(n_slots):
-            for r in range(r0, r1):
-                pos[r - r0] += ids[r, s] >= 0
+            j = slot_col[s]
+            if coded[s]:
+                for r in range(r0, r1):
+                    pos[r - r0] += codes[r, j] != 0
+            else:
+                for r in range(r0, r1):
+                    pos[r - r0] += ids[r, j] >= 0
         q = indptr[r0]
         for r in range(r0, r1):
             c = pos[r - r0]
@@ -468,11 +502,19 @@ def _csr_of_ids(ids, column, nnz):
             q += c
             indptr[r + 1] = q
         for s in range(n_slots):
-            for r in range(r0, r1):
-                e = ids[r, s]
-                if e >= 0:
-                    indices[pos[r - r0]] = column[e]
-                    pos[r - r0] += 1
+            j = slot_col[s]
+            if coded[s]:
+                for r in range(r0, r1):
+                    k = codes[r, j]
+                    if k != 0:
+                        indices[pos[r - r0]] = col_of[j, k]
+                        pos[r - r0] += 1
+            else:
+                for r in range(r0, r1):
+                    e = ids[r, j]
+                    if e >= 0:
+                        indices[pos[r - r0]] = column[e]
+                        pos[r - r0] += 1
     return indptr, indices
 
 

@@ -304,15 +304,21 @@ class TemplateSet:
         # templates hash their own ids into their keys: distinct templates,
         # distinct keys in every slot (the same template twice shares keys)
         descriptions = [t.description() for t in self.templates]
+        coded = np.repeat([isinstance(t, CodedTemplate) for t in self.templates],
+                          [t.n_slots for t in self.templates])
         indexer = H.SlotIndexer(units.n_tokens, self.n_slots,
-                                disjoint_slots=len(set(descriptions)) == len(descriptions))
+                                disjoint_slots=len(set(descriptions)) == len(descriptions),
+                                coded_slots=coded)
         sources, row = self._sources(units)
         width = max([t.n_slots for t in self.templates
                      if not isinstance(t, CodedTemplate)] + [1])
         buffer = np.empty((units.n_tokens, width), dtype=np.uint64, order="F")
         for t, s0 in zip(self.templates, self.slot0[:-1].tolist()):
             if isinstance(t, CodedTemplate):
-                codes = np.zeros((units.n_tokens, t.n_slots), dtype=np.uint8, order="F")
+                # written straight into the indexer's columns of codes
+                c0 = int(indexer.slot_col[s0])
+                codes = indexer.codes[:, c0:c0 + t.n_slots]
+                codes[:] = 0
                 t.write_codes(units, sources, row, codes, fitting=fitting)
                 code_keys = t.code_keys()
                 for k in range(t.n_slots):

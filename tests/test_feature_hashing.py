@@ -81,6 +81,43 @@ def test_slot_indexer_with_disjoint_slots_equals_the_reference(monkeypatch):
     assert index.indices.tolist() == indices
 
 
+def test_slot_indexer_with_coded_slots_equals_the_reference(monkeypatch):
+    """Slots given as uint8 codes (add_codes: an entry per code, no hashing)
+    mixed with keyed slots: the index must be the one of the keys the codes
+    stand for."""
+    monkeypatch.setattr(H.SlotIndexer, "_DIRECT_MAX", 64)
+    rng = np.random.default_rng(11)
+    n_rows, n_slots = 1500, 6
+    coded = np.array([False, True, True, False, True, False])
+    code_keys = {s: np.concatenate([[0], 10_000 * (s + 1) + np.arange(1, 9)]).astype(np.uint64)
+                 for s in np.flatnonzero(coded)}
+    codes = {s: rng.integers(0, 9, size=n_rows).astype(np.uint8) for s in code_keys}
+    for c in codes.values():
+        c[rng.random(n_rows) < 0.4] = 0
+    keys = rng.integers(1, 300, size=(n_rows, n_slots)).astype(np.uint64)
+    keys += (np.arange(n_slots, dtype=np.uint64) * np.uint64(1000))[None, :]
+    keys[rng.random(keys.shape) < 0.3] = 0
+    for s, c in codes.items():
+        keys[:, s] = code_keys[s][c]
+    ref_keys, counts, first, indptr, indices = _reference(keys)
+    indexer = H.SlotIndexer(n_rows, n_slots, disjoint_slots=True, coded_slots=coded)
+    for s in range(n_slots):
+        if coded[s]:
+            indexer.add_codes(codes[s], code_keys[s], s)
+        else:
+            indexer.add(keys[:, s], s)
+    with pytest.raises(ValueError, match="declared coded"):
+        indexer.add(keys[:, 1], 1)
+    with pytest.raises(ValueError, match="not declared coded"):
+        indexer.add_codes(codes[1], code_keys[1], 0)
+    index = indexer.finish()
+    assert index.keys.tolist() == ref_keys
+    assert index.counts.tolist() == counts
+    assert index.first.tolist() == first
+    assert index.indptr.tolist() == indptr
+    assert index.indices.tolist() == indices
+
+
 def test_index_keys_keep_renumbers_and_drops_columns():
     rng = np.random.default_rng(1)
     keys = rng.integers(0, 50, size=(200, 5)).astype(np.uint64)
