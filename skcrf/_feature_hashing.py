@@ -238,6 +238,19 @@ class SlotIndexer:
         self.n_ent = _index_codes(column, code_keys, s, self.n_slots, self.n_ent,
                                   self.ent_keys, self.counts, self.first, self.code_entry[c])
 
+    def add_ids(self, ids, id_keys, s):
+        """Number slot s given as ids into a key table: ``ids`` (n_rows,) int32,
+        -1 for no feature, id i standing for the key ``id_keys[i]`` (the
+        n-grams that several window templates share, see
+        :meth:`~skcrf._templates.TemplateSet.index`)."""
+        if self.coded[s]:
+            raise ValueError(f"slot {s} was declared coded: give it with add_codes.")
+        ids = np.ascontiguousarray(ids, dtype=np.int32)
+        id_keys = np.ascontiguousarray(id_keys, dtype=np.uint64)
+        self._reserve(min(id_keys.size, self.n_rows))
+        self.n_ent = _index_ids(ids, id_keys, s, self.n_slots, self.n_ent, self.ent_keys,
+                                self.counts, self.first, self.ids[:, self.slot_col[s]])
+
     def finish(self):
         n_ent, n_rows, n_slots = self.n_ent, self.n_rows, self.n_slots
         if n_ent >= 2 ** 31:
@@ -333,6 +346,102 @@ def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, e
             n_ent += 1
         counts[e] += 1
     return n_ent
+
+
+@njit(**_JIT)
+def _index_ids(ids_in, id_keys, s, n_slots, n_ent, ent_keys, counts, first, ids):
+    """Number one slot given as ids into ``id_keys`` (-1: none): an entry per
+    id that occurs, in order of first occurrence. Returns the entries."""
+    entry = np.full(id_keys.size, -1, dtype=np.int32)
+    for r in range(ids_in.size):
+        i = ids_in[r]
+        if i < 0:
+            ids[r] = -1
+            continue
+        e = np.int64(entry[i])
+        if e < 0:
+            e = n_ent
+            entry[i] = e
+            ent_keys[e] = id_keys[i]
+            counts[e] = 0
+            first[e] = r * n_slots + s
+            n_ent += 1
+        counts[e] += 1
+        ids[r] = e
+    return n_ent
+
+
+@njit(**_JIT)
+def gram_keys(sources, offsets, part_src, rel, lo, hi, keys):
+    """Keys of the units read by parts ``part_src[k]`` at offsets ``rel[k]``
+    from every *extended* position p = lo .. T - 1 + hi of every sequence
+    (padding ids outside it), into ``keys[offsets[s] + s * (hi - lo) + p - lo]``;
+    0 where a part reads ABSENT. Window templates that read the same parts
+    at offsets shifted by b (lo <= b <= hi) read the n-gram at p = t + b."""
+    width = hi - lo
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        x0 = t0 + s * width - lo
+        for p in range(lo, T + hi):
+            h = np.uint64(0x6A09E667F3BCC909)
+            absent = False
+            for k in range(part_src.size):
+                u = _unit_at(sources[part_src[k]], t0, T, p + rel[k])
+                if u == ABSENT:
+                    absent = True
+                    break
+                h = _splitmix(h ^ np.uint64(u))
+            keys[x0 + p] = np.uint64(0) if absent else _finish(h)
+
+
+@njit(**_JIT)
+def gram_units(sources, offsets, part_src, rel, lo, hi, at, out):
+    """``out[g, k]``: the unit that part k reads for the n-gram at extended
+    position ``at[g]`` (numbered as in :func:`gram_keys`)."""
+    width = hi - lo
+    n_seq = offsets.size - 1
+    s = 0
+    for g in range(at.size):
+        x = at[g]
+        # the sequence of extended position x (positions come in any order)
+        lo_s, hi_s = 0, n_seq - 1
+        while lo_s < hi_s:
+            mid = (lo_s + hi_s + 1) // 2
+            if offsets[mid] + mid * width <= x:
+                lo_s = mid
+            else:
+                hi_s = mid - 1
+        s = lo_s
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        p = x - (t0 + s * width) + lo
+        for k in range(part_src.size):
+            out[g, k] = _unit_at(sources[part_src[k]], t0, T, p + rel[k])
+
+
+@njit(**_JIT)
+def member_keys(units, tid, keys):
+    """Key of each n-gram (``units[g]``) in the window template of id ``tid``:
+    :func:`window_keys`'s hash of what it read."""
+    h0 = _splitmix(np.uint64(tid))
+    for g in range(units.shape[0]):
+        h = h0
+        for k in range(units.shape[1]):
+            h = _splitmix(h ^ np.uint64(units[g, k]))
+        keys[g] = _finish(h)
+
+
+@njit(**_JIT)
+def member_ids(gram_id, offsets, lo, hi, base, out):
+    """``out[t]``: the n-gram id (-1: none) that the member reading at base
+    offset ``base`` sees at token t."""
+    width = hi - lo
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        x0 = t0 + s * width + base - lo
+        for t in range(offsets[s + 1] - t0):
+            out[t0 + t] = gram_id[x0 + t]
 
 
 @njit(**_JIT)

@@ -248,6 +248,73 @@ class Window(Template):
         return "".join(out)
 
 
+class _SharedGrams:
+    """The n-grams that several window templates read at shifted offsets
+    (``C[-2]C[-1]``, ``C[-1]C[0]``, ``C[0]C[1]``, ``C[1]C[2]``: the same
+    character pairs), numbered once for all of them.
+
+    Window templates are grouped by what they read relative to their first
+    part (sources and offsets minus the first offset); a group of two or more
+    members numbers its n-grams at every extended position of the text (the
+    positions its members read, padding included) once, and each member then
+    takes the n-gram ids at its own shift and the keys of those n-grams under
+    its own template id. Numbering a column of keys costs a hash-table probe
+    per token (~30 ns for ~10^5 distinct pairs); a member costs a gather and
+    a look-up in an array of n-gram ids.
+    """
+
+    def __init__(self, templates, units, sources, row):
+        self.units, self.sources, self.row = units, sources, row
+        groups = {}
+        for t in templates:
+            if type(t) is Window and t.parts:
+                groups.setdefault(self._signature(t), []).append(t)
+        self.groups = {sig: None for sig, members in groups.items()
+                       if len({m.parts[0][1] for m in members}) > 1}
+        self.bounds = {sig: (min(m.parts[0][1] for m in groups[sig]),
+                             max(m.parts[0][1] for m in groups[sig])) for sig in self.groups}
+
+    @staticmethod
+    def _signature(t):
+        base = t.parts[0][1]
+        return tuple((src, off - base) for src, off in t.parts)
+
+    def has(self, t):
+        return type(t) is Window and bool(t.parts) and self._signature(t) in self.groups
+
+    def _numbered(self, sig):
+        """(n-gram id of every extended position, the units each n-gram reads)."""
+        if self.groups[sig] is None:
+            H = _kernels()
+            units = self.units
+            lo, hi = self.bounds[sig]
+            part_src = np.array([self.row[src] for src, _ in sig], dtype=np.int64)
+            rel = np.array([off for _, off in sig], dtype=np.int64)
+            n_ext = units.n_tokens + units.n_sequences * (hi - lo)
+            keys = np.empty(n_ext, dtype=np.uint64)
+            H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
+            numbering = H.SlotIndexer(n_ext, 1)
+            numbering.add(keys, 0)
+            del keys
+            at = numbering.first[:numbering.n_ent]      # an extended position of each n-gram
+            gram_units = np.empty((at.size, rel.size), dtype=np.int64)
+            H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, gram_units)
+            self.groups[sig] = (numbering.ids[:, 0], gram_units)
+        return self.groups[sig]
+
+    def ids_and_keys(self, t):
+        """(n-gram id per token, key per n-gram) of member ``t``."""
+        H = _kernels()
+        sig = self._signature(t)
+        gram_id, gram_units = self._numbered(sig)
+        lo, hi = self.bounds[sig]
+        ids = np.empty(self.units.n_tokens, dtype=np.int32)
+        H.member_ids(gram_id, self.units.offsets, lo, hi, t.parts[0][1], ids)
+        keys = np.empty(gram_units.shape[0], dtype=np.uint64)
+        H.member_keys(gram_units, _template_id(t.description()), keys)
+        return ids, keys
+
+
 class TemplateSet:
     """Templates laid out in consecutive key slots.
 
@@ -313,7 +380,11 @@ class TemplateSet:
         width = max([t.n_slots for t in self.templates
                      if not isinstance(t, CodedTemplate)] + [1])
         buffer = np.empty((units.n_tokens, width), dtype=np.uint64, order="F")
+        shared = _SharedGrams(self.templates, units, sources, row)
         for t, s0 in zip(self.templates, self.slot0[:-1].tolist()):
+            if shared.has(t):
+                indexer.add_ids(*shared.ids_and_keys(t), s0)
+                continue
             if isinstance(t, CodedTemplate):
                 # written straight into the indexer's columns of codes
                 c0 = int(indexer.slot_col[s0])

@@ -370,6 +370,26 @@ def test_fit_transform_equals_fit_then_transform(X, params):
     assert a.X.nnz > 0
 
 
+@pytest.mark.parametrize("params", [
+    dict(unit_offsets=(-3, -2, -1, 0, 1, 2, 3),
+         ngram_offsets=((-3, -2), (-2, -1), (-1, 0), (0, 1), (1, 2), (2, 3), (-1, 1), (0, 2))),
+    dict(template="U0:%x[-2,0]/%x[-1,0]/%x[0,0]\nU1:%x[-1,0]/%x[0,0]/%x[1,0]\n"
+                  "U2:%x[0,0]/%x[1,0]/%x[2,0]\nU3:%x[3,0]"),
+])
+def test_windows_sharing_their_ngrams_equal_fit_then_transform(params):
+    """fit_transform numbers the n-grams that shifted window templates share
+    (C[-1]C[0], C[0]C[1], ...) once, padding included; on short sequences
+    (offsets beyond both ends) it must give what fit + transform give."""
+    rng = np.random.default_rng(5)
+    X = ["".join(rng.choice(list("abc"), size=rng.integers(0, 6))) for _ in range(40)]
+    f = SequenceFeaturizer(**params)
+    a = f.fit_transform(X)
+    b = f.transform(X)
+    assert a == b and a.X.nnz > 0
+    names = f.get_feature_names_out()
+    assert len(set(names)) == names.size == f.n_features_out_
+
+
 @pytest.mark.parametrize("folds", [1, 2, 3])
 def test_dictionary_flags_equal_a_python_scan_of_every_match(folds):
     """Every match of every dictionary word (capped lengths, overlapping, not
