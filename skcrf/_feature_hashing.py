@@ -396,26 +396,15 @@ def gram_keys(sources, offsets, part_src, rel, lo, hi, keys):
 
 
 @njit(**_JIT)
-def gram_units(sources, offsets, part_src, rel, lo, hi, at, out):
+def gram_units(sources, offsets, part_src, rel, lo, hi, at, seq, out):
     """``out[g, k]``: the unit that part k reads for the n-gram at extended
-    position ``at[g]`` (numbered as in :func:`gram_keys`)."""
+    position ``at[g]`` (numbered as in :func:`gram_keys`) of sequence ``seq[g]``."""
     width = hi - lo
-    n_seq = offsets.size - 1
-    s = 0
     for g in range(at.size):
-        x = at[g]
-        # the sequence of extended position x (positions come in any order)
-        lo_s, hi_s = 0, n_seq - 1
-        while lo_s < hi_s:
-            mid = (lo_s + hi_s + 1) // 2
-            if offsets[mid] + mid * width <= x:
-                lo_s = mid
-            else:
-                hi_s = mid - 1
-        s = lo_s
+        s = seq[g]
         t0 = offsets[s]
         T = offsets[s + 1] - t0
-        p = x - (t0 + s * width) + lo
+        p = at[g] - (t0 + s * width) + lo
         for k in range(part_src.size):
             out[g, k] = _unit_at(sources[part_src[k]], t0, T, p + rel[k])
 

@@ -297,8 +297,11 @@ class _SharedGrams:
             numbering.add(keys, 0)
             del keys
             at = numbering.first[:numbering.n_ent]      # an extended position of each n-gram
+            ext_start = units.offsets[:-1] + np.arange(units.n_sequences) * (hi - lo)
+            seq = np.searchsorted(ext_start, at, side="right") - 1
             gram_units = np.empty((at.size, rel.size), dtype=np.int64)
-            H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, gram_units)
+            H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, seq,
+                         gram_units)
             self.groups[sig] = (numbering.ids[:, 0], gram_units)
         return self.groups[sig]
 
