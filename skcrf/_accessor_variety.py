@@ -26,7 +26,7 @@ __all__ = ["accessor_variety_stats", "ngram_key", "av_bin"]
 _JIT = dict(cache=True, nogil=True, fastmath=False)
 
 _SEED = np.uint64(0x12345)
-_BUCKET_OCCURRENCES = 2048        # the mean bucket: its tables fit in L2
+_BUCKET_OCCURRENCES = 1024        # the mean bucket (2048: 10 % slower on SXU)
 
 
 @njit(**_JIT)
