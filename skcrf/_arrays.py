@@ -8,7 +8,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["KernelArrays", "Weights", "boundary_masks", "sequence_of", "raise_if_no_path"]
+__all__ = ["ONE", "KernelArrays", "Weights", "boundary_masks", "sequence_of", "raise_if_no_path"]
+
+
+#: the ``data`` of binary features: one value, 1.0, for every non-zero
+#: (left writeable: Numba compiles read-only arrays as another type; nothing
+#: writes it)
+ONE = np.ones(1)
 
 
 class KernelArrays(NamedTuple):
@@ -17,6 +23,8 @@ class KernelArrays(NamedTuple):
     ``indptr`` (int64, n_tokens + 1), ``indices`` (int32) and ``data``
     (float64) are the CSR rows of the tokens; sequence ``s`` owns rows
     ``offsets[s]:offsets[s + 1]`` (``offsets`` int64, n_sequences + 1).
+    Binary features (every value 1) have ``data`` = :data:`ONE`, one element,
+    instead of a value per non-zero (see :mod:`skcrf._kernels`).
     """
 
     indptr: np.ndarray

@@ -243,9 +243,11 @@ class _Scanned:
             ind = ind[keep]
             val = None if val is None else val[keep]
         del keep
+        lengths = np.asarray(self.lengths, dtype=np.int64)
+        if val is None and not self.duplicates:   # every value 1: the indices only
+            return Sequences._from_binary_csr(ptr, ind, n_features, lengths)
         X = sp.csr_matrix((np.ones(ind.size) if val is None else val, ind, ptr),
                           shape=(ptr.size - 1, n_features))
-        lengths = np.asarray(self.lengths, dtype=np.int64)
         if self.duplicates:
             return Sequences(X, lengths)   # sums a column repeated in a row
         return Sequences._from_unique_csr(X, lengths)

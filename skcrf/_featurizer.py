@@ -9,7 +9,6 @@ hashes every template instance to a 64-bit key in compiled code
 from numbers import Integral
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -264,11 +263,9 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
         return self._csr_sequences(indptr, indices, units)
 
     def _csr_sequences(self, indptr, indices, units):
-        X = sp.csr_matrix(
-            (np.ones(indices.size), indices, indptr),
-            shape=(units.n_tokens, self.n_features_out_),
-        )
-        return Sequences._from_unique_csr(X, units.lengths)
+        # binary features: the indices only (Sequences.X is built if asked for)
+        return Sequences._from_binary_csr(indptr, indices, self.n_features_out_,
+                                          units.lengths)
 
     def get_feature_names_out(self, input_features=None):
         """Readable names of the output columns (``"C[-1]C[0]=上海"``, ``"dict_begin_len3"``)."""

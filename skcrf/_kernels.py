@@ -6,7 +6,10 @@ Every function here takes only contiguous arrays and scalars. The inputs are
 * the token features as CSR arrays ``indptr`` (int64, n_tokens + 1),
   ``indices`` (int32) and ``data`` (float64), and ``offsets`` (int64,
   n_sequences + 1): sequence ``s`` owns token rows ``offsets[s]:offsets[s + 1]``
-  (:class:`skcrf._sequences.KernelArrays`);
+  (:class:`skcrf._sequences.KernelArrays`). Binary features (every value 1:
+  what :class:`~skcrf.SequenceFeaturizer` gives) come as a ``data`` of one
+  element, 1.0, instead of one per non-zero: the kernels read value p as
+  ``data[p & _value_mask(data, indices)]``;
 * the state weights as a dense feature-major matrix ``W`` of shape
   ``(n_features, n_labels)`` (one contiguous row per feature: the emission of
   a non-zero is a short contiguous multiply-add);
@@ -61,6 +64,14 @@ PREFETCH_DISTANCE = 32
 # per-sequence building blocks
 # --------------------------------------------------------------------------
 @njit(**_JIT)
+def _value_mask(data, indices):
+    """``data[p & mask]`` is the value of non-zero p: mask -1 when ``data``
+    has a value per non-zero, 0 when it is the one value 1.0 of binary
+    features (no branch in the loops that read it)."""
+    return np.int64(-1) if data.size == indices.size else np.int64(0)
+
+
+@njit(**_JIT)
 def _emissions(indptr, indices, data, t0, T, W, out):
     """out[t, :] = sum over non-zeros (f, v) of token t0 + t of v * W[f, :].
 
@@ -69,6 +80,7 @@ def _emissions(indptr, indices, data, t0, T, W, out):
     (measured 1.12x on CoNLL-2002; four per step was no faster)."""
     L = W.shape[1]
     nnz = indices.size
+    dm = _value_mask(data, indices)
     for t in range(T):
         for j in range(L):
             out[t, j] = 0.0
@@ -78,7 +90,7 @@ def _emissions(indptr, indices, data, t0, T, W, out):
                 prefetch_row(W, indices[p + PREFETCH_DISTANCE])
                 prefetch_row(W, indices[p + PREFETCH_DISTANCE + 1])
             f, g = indices[p], indices[p + 1]
-            v, u = data[p], data[p + 1]
+            v, u = data[p & dm], data[(p + 1) & dm]
             for j in range(L):
                 out[t, j] += v * W[f, j] + u * W[g, j]
             p += 2
@@ -86,7 +98,7 @@ def _emissions(indptr, indices, data, t0, T, W, out):
             if p + PREFETCH_DISTANCE < nnz:
                 prefetch_row(W, indices[p + PREFETCH_DISTANCE])
             f = indices[p]
-            v = data[p]
+            v = data[p & dm]
             for j in range(L):
                 out[t, j] += v * W[f, j]
 
@@ -288,6 +300,7 @@ def _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w, gW, w
     for every non-zero (t, f), with P(y_t = j) = alpha[t, j] * beta[t, j]."""
     L = gW.shape[1]
     nnz = indices.size
+    dm = _value_mask(data, indices)
     for t in range(T):
         for j in range(L):
             work[j] = w * alpha[t, j] * beta[t, j]
@@ -295,7 +308,7 @@ def _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w, gW, w
             if p + PREFETCH_DISTANCE < nnz:
                 prefetch_row(gW, indices[p + PREFETCH_DISTANCE])
             f = indices[p]
-            v = data[p]
+            v = data[p & dm]
             for j in range(L):
                 gW[f, j] += v * work[j]
 
@@ -482,6 +495,7 @@ def _owned_state_counts(k, t_lo, t_hi, tb0, indptr, indices, data, split, P, gW)
     non-zeros ahead (a second cursor walks them), not the next non-zeros in
     storage, which mostly belong to the other threads."""
     L = gW.shape[1]
+    dm = _value_mask(data, indices)
     # the look-ahead cursor: token ta, position pa in its owned range [pa, pe)
     ta = t_lo
     pa, pe = 0, 0
@@ -498,7 +512,7 @@ def _owned_state_counts(k, t_lo, t_hi, tb0, indptr, indices, data, split, P, gW)
                 prefetch_row(gW, indices[pa])
             pa, pe, ta = _advance(pa, pe, ta, t_hi, k, indptr, split)
             f = indices[p]
-            v = data[p]
+            v = data[p & dm]
             for j in range(L):
                 gW[f, j] += v * P[r, j]
 
@@ -546,7 +560,7 @@ def _objective_owned(blocks, phase, row_bounds, split, indptr, indices, data, of
 @njit(**_JIT)
 def _sort_token_rows(indptr, indices, data, sort_data):
     """Sort every token's non-zeros by feature row, in place; ``data`` follows
-    when ``sort_data``. (Insertion sort for the usual few non-zeros per
+    when ``sort_data`` (a value per non-zero). (Insertion sort for the usual few non-zeros per
     token, a merge sort beyond.)"""
     for t in range(indptr.size - 1):
         p0, p1 = indptr[t], indptr[t + 1]
@@ -683,6 +697,7 @@ def _mask_keys(masks, ptr, n_labels, keys):
 def _pair_counts(indptr, indices, data, offsets, y, weights, masks, ptr, counts):
     """counts[k] += w_s * x_tf for the pair (f, y_t) stored at position k =
     ptr[f] + (rank of y_t among the labels set in masks[f])."""
+    dm = _value_mask(data, indices)
     for s in range(offsets.size - 1):
         w = weights[s]
         if not w > 0.0:
@@ -696,7 +711,7 @@ def _pair_counts(indptr, indices, data, offsets, y, weights, masks, ptr, counts)
                 for v in range(word):
                     k += _popcount(masks[f, v])
                 k += _popcount(masks[f, word] & below)
-                counts[k] += w * data[p]
+                counts[k] += w * data[p & dm]
 
 
 # --------------------------------------------------------------------------
@@ -790,6 +805,7 @@ def _path_scores_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, e
                        y, out):
     """Score of the given label path ``y`` of each sequence of chunk ``c``
     (-inf when it uses a forbidden transition)."""
+    dm = _value_mask(data, indices)
     for s in range(bounds[c], bounds[c + 1]):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
@@ -802,7 +818,7 @@ def _path_scores_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, e
             if t > t0:
                 total += A[y[t - 1], lab]
             for p in range(indptr[t], indptr[t + 1]):
-                total += data[p] * W[indices[p], lab]
+                total += data[p & dm] * W[indices[p], lab]
         out[s] = total
 
 

@@ -41,7 +41,7 @@ import zipfile
 import numpy as np
 
 from . import _numpy_tagger
-from ._arrays import KernelArrays, Weights
+from ._arrays import ONE, KernelArrays, Weights
 from ._templates import TemplateSet, template_from_state
 from ._units import read_units
 from ._version import __version__
@@ -224,7 +224,7 @@ class Model:
             if self._lookup is None:
                 self._lookup = H.vocabulary_table(self.vocab_keys)
             indptr, indices = H.keys_to_csr(self.templates.keys(units), self._lookup)
-        return KernelArrays(indptr, indices, np.ones(indices.size), units.offsets)
+        return KernelArrays(indptr, indices, ONE, units.offsets)
 
     def _split(self, flat, offsets):
         return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]

@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._arrays import KernelArrays, boundary_masks, sequence_of
+from ._arrays import ONE, KernelArrays, boundary_masks, sequence_of
 
 __all__ = ["Sequences", "KernelArrays", "boundary_masks", "sequence_of"]
 
@@ -33,6 +33,10 @@ class Sequences:
     Attributes
     ----------
     X : scipy.sparse.csr_matrix of shape (n_tokens, n_features)
+        For the binary features of a :class:`~skcrf.SequenceFeaturizer` (every
+        value 1), built on first access: until then the sequences hold the
+        column indices only (4 bytes per non-zero instead of 12), and that is
+        what the kernels read.
     lengths : ndarray of shape (n_sequences,)
     offsets : ndarray of shape (n_sequences + 1,)
     shape : tuple ``(n_sequences,)``
@@ -62,7 +66,42 @@ class Sequences:
         obj._set(X, lengths)
         return obj
 
+    @classmethod
+    def _from_binary_csr(cls, indptr, indices, n_features, lengths):
+        """Binary features (every value 1) as CSR rows without their values
+        (column indices unique within a row, not necessarily sorted)."""
+        obj = cls.__new__(cls)
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(indices, dtype=np.int32)
+        obj._X = None
+        obj._binary = (indptr, indices, int(n_features))
+        obj._set_lengths(lengths, indptr.size - 1)
+        return obj
+
+    @property
+    def X(self):
+        if self._X is None:
+            indptr, indices, n_features = self._binary
+            self._X = sp.csr_matrix((np.ones(indices.size), indices, indptr),
+                                    shape=(indptr.size - 1, n_features))
+        return self._X
+
+    @property
+    def binary(self):
+        """True when every feature value is 1 and only the indices are stored."""
+        return self._binary is not None
+
+    @property
+    def nnz(self):
+        """Number of non-zero feature values."""
+        return self._binary[1].size if self._binary is not None else self._X.nnz
+
     def _set(self, X, lengths):
+        self._X = X
+        self._binary = None
+        self._set_lengths(lengths, X.shape[0])
+
+    def _set_lengths(self, lengths, n_tokens):
         lengths = np.asarray(lengths)
         if lengths.ndim != 1:
             raise ValueError(f"lengths must be 1-D, got shape {lengths.shape}.")
@@ -73,11 +112,10 @@ class Sequences:
         if lengths.size and lengths.min() < 0:
             i = int(np.argmax(lengths < 0))
             raise ValueError(f"lengths[{i}] = {lengths[i]} is negative.")
-        if int(lengths.sum()) != X.shape[0]:
+        if int(lengths.sum()) != n_tokens:
             raise ValueError(
-                f"lengths sum to {int(lengths.sum())} but X has {X.shape[0]} rows."
+                f"lengths sum to {int(lengths.sum())} but X has {n_tokens} rows."
             )
-        self.X = X
         self.lengths = lengths
         self.offsets = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=self.offsets[1:])
@@ -153,8 +191,16 @@ class Sequences:
                 raise ValueError(
                     f"parts[{i}] has {p.n_features} features, expected {n_features}."
                 )
+        lengths = np.concatenate([p.lengths for p in parts])
+        if all(p.binary for p in parts):
+            ptrs = [parts[0]._binary[0]]
+            for p in parts[1:]:
+                ptrs.append(p._binary[0][1:] + ptrs[-1][-1])
+            return cls._from_binary_csr(np.concatenate(ptrs),
+                                        np.concatenate([p._binary[1] for p in parts]),
+                                        n_features, lengths)
         X = sp.vstack([p.X for p in parts], format="csr")
-        return cls(X, np.concatenate([p.lengths for p in parts]))
+        return cls(X, lengths)
 
     def __add__(self, other):
         if not isinstance(other, Sequences):
@@ -163,6 +209,9 @@ class Sequences:
 
     def kernel_arrays(self):
         """The flat arrays the kernels take (no copy when the dtypes match)."""
+        if self._binary is not None:
+            indptr, indices, _ = self._binary
+            return KernelArrays(indptr, indices, ONE, self.offsets)
         X = self.X
         return KernelArrays(np.ascontiguousarray(X.indptr, dtype=np.int64),
                             np.ascontiguousarray(X.indices, dtype=np.int32),
@@ -172,11 +221,11 @@ class Sequences:
     # ----------------------------------------------------------- properties
     @property
     def n_features(self):
-        return self.X.shape[1]
+        return self._binary[2] if self._binary is not None else self._X.shape[1]
 
     @property
     def n_tokens(self):
-        return self.X.shape[0]
+        return int(self.offsets[-1])
 
     @property
     def shape(self):
@@ -187,12 +236,22 @@ class Sequences:
 
     def __iter__(self):
         for i in range(len(self)):
-            yield self.X[self.offsets[i] : self.offsets[i + 1]]
+            yield self._rows(self.offsets[i], self.offsets[i + 1])
+
+    def _rows(self, a, b):
+        """Token rows a..b-1 as a CSR matrix (for binary features, without
+        building the whole ``X``)."""
+        if self._binary is None or self._X is not None:
+            return self.X[a:b]
+        indptr, indices, n_features = self._binary
+        p0, p1 = indptr[a], indptr[b]
+        return sp.csr_matrix((np.ones(p1 - p0), indices[p0:p1].copy(), indptr[a:b + 1] - p0),
+                             shape=(b - a, n_features))
 
     def __repr__(self):
         return (
             f"Sequences(n_sequences={len(self)}, n_tokens={self.n_tokens}, "
-            f"n_features={self.n_features}, nnz={self.X.nnz})"
+            f"n_features={self.n_features}, nnz={self.nnz})"
         )
 
     def __eq__(self, other):
@@ -220,7 +279,7 @@ class Sequences:
             if i < -n or i >= n:
                 raise IndexError(f"sequence index {i} out of range for {n} sequences.")
             i %= n
-            return self.X[self.offsets[i] : self.offsets[i + 1]]
+            return self._rows(self.offsets[i], self.offsets[i + 1])
         if isinstance(key, slice):
             idx = np.arange(n)[key]
         else:
@@ -251,21 +310,42 @@ class Sequences:
         lengths = self.lengths[idx]
         if idx.size and np.all(np.diff(idx) == 1):
             rows = slice(self.offsets[idx[0]], self.offsets[idx[-1] + 1])
+        else:
+            starts = self.offsets[idx]
+            # token rows of the chosen sequences, in order, without a Python loop
+            total = int(lengths.sum())
+            seq_of_row = np.repeat(np.arange(idx.size), lengths)
+            within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            rows = starts[seq_of_row] + within
+        if self._binary is None:
             return Sequences(self.X[rows], lengths)
-        starts = self.offsets[idx]
-        # token rows of the chosen sequences, in order, without a Python loop
-        total = int(lengths.sum())
-        seq_of_row = np.repeat(np.arange(idx.size), lengths)
-        within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        rows = starts[seq_of_row] + within
-        return Sequences(self.X[rows], lengths)
+        indptr, indices, n_features = self._binary
+        if isinstance(rows, slice):
+            a, b = rows.start, rows.stop
+            return Sequences._from_binary_csr(indptr[a:b + 1] - indptr[a],
+                                              indices[indptr[a]:indptr[b]].copy(),
+                                              n_features, lengths)
+        counts = indptr[rows + 1] - indptr[rows]
+        new_ptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=new_ptr[1:])
+        src = np.repeat(indptr[rows] - new_ptr[:-1], counts) + np.arange(new_ptr[-1])
+        return Sequences._from_binary_csr(new_ptr, indices[src], n_features, lengths)
 
     # -------------------------------------------------------------- pickling
     def __getstate__(self):
+        if self._binary is not None:
+            indptr, indices, n_features = self._binary
+            return {"indptr": indptr, "indices": indices, "n_features": n_features,
+                    "lengths": self.lengths}
         return {"X": self.X, "lengths": self.lengths}
 
     def __setstate__(self, state):
-        self._set(state["X"], state["lengths"])
+        if "X" in state:
+            self._set(state["X"], state["lengths"])
+        else:
+            self._X = None
+            self._binary = (state["indptr"], state["indices"], int(state["n_features"]))
+            self._set_lengths(state["lengths"], state["indptr"].size - 1)
 
 
 def _as_float_csr(X, name):

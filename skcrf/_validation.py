@@ -44,20 +44,27 @@ def check_sequences(X, n_features=None, what="X"):
             f"{what} must be a Sequences or a list of per-sequence 2-D arrays, "
             f"got {type(X).__name__}."
         )
-    ind = seqs.X.indices
+    if seqs.binary:
+        indptr, ind, _, _ = seqs.kernel_arrays()
+    else:
+        indptr, ind, data = seqs.X.indptr, seqs.X.indices, seqs.X.data
     if ind.size and (ind.min() < 0 or ind.max() >= seqs.n_features):
         bad = int(np.flatnonzero((ind < 0) | (ind >= seqs.n_features))[0])
-        row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
+        row = int(np.searchsorted(indptr, bad, side="right") - 1)
         seq = int(sequence_of(seqs.offsets, row))
         raise ValueError(
             f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has column "
             f"index {ind[bad]}, outside [0, {seqs.n_features})."
         )
+    if seqs.binary:
+        if (indptr.size != seqs.n_tokens + 1 or indptr[0] != 0 or indptr[-1] != ind.size
+                or (np.diff(indptr) < 0).any()):
+            raise ValueError(f"{what}: malformed sparse rows (indptr).")
+        return _checked_n_features(seqs, n_features, what)
     try:
         seqs.X.check_format(full_check=True)
     except ValueError as exc:
         raise ValueError(f"{what}: malformed sparse matrix ({exc}).") from None
-    data = seqs.X.data
     if data.size and not np.isfinite(data).all():
         bad = int(np.flatnonzero(~np.isfinite(data))[0])
         row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
@@ -65,8 +72,12 @@ def check_sequences(X, n_features=None, what="X"):
         raise ValueError(
             f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has a "
             f"non-finite feature value ({data[bad]}) in column "
-            f"{seqs.X.indices[bad]}."
+            f"{ind[bad]}."
         )
+    return _checked_n_features(seqs, n_features, what)
+
+
+def _checked_n_features(seqs, n_features, what):
     if n_features is not None and seqs.n_features != n_features:
         raise ValueError(
             f"{what} has {seqs.n_features} features, but the model was fitted "

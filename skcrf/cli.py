@@ -141,7 +141,7 @@ def _train_tagger(args, X, y, dev, c2):
         feat = SequenceFeaturizer(template=template, min_freq=args.min_freq)
     t0 = time.perf_counter()
     Xs = feat.fit_transform(X)
-    _progress(f"featurized: {feat.n_features_out_:,} features, {Xs.X.nnz:,} non-zeros "
+    _progress(f"featurized: {feat.n_features_out_:,} features, {Xs.nnz:,} non-zeros "
               f"({time.perf_counter() - t0:.1f} s)")
     # CRF++'s model: a weight for every (feature, label), transitions, no start / end
     crf = LinearChainCRF(c1=args.c1, c2=c2, max_iter=args.max_iter, tol=args.tol,
