@@ -396,6 +396,60 @@ def gram_keys(sources, offsets, part_src, rel, lo, hi, keys):
 
 
 @njit(**_JIT)
+def part_values(sources, offsets, src, rel, lo, hi, out):
+    """The unit that a part (source row ``src``, offset ``rel``) reads from
+    every extended position (see :func:`gram_keys`), padding ids included,
+    as uint64 (ABSENT: 0)."""
+    width = hi - lo
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        x0 = t0 + s * width - lo
+        for p in range(lo, T + hi):
+            out[x0 + p] = np.uint64(_unit_at(sources[src], t0, T, p + rel))
+
+
+@njit(**_JIT)
+def pair_ids(a, b, n_a, n_b):
+    """Number the distinct pairs ``(a[x], b[x])`` (dense ids in ``[0, n_a)`` and
+    ``[0, n_b)``; -1 in either: no pair) without hashing: the positions are
+    counting-sorted by ``a``, then each group of equal ``a`` numbers its ``b``
+    with an array of n_b stamps. Returns ``(id per position, first position of
+    each id)``; ids are in order of ``a``, not of first occurrence."""
+    n = a.size
+    start = np.zeros(n_a + 1, dtype=np.int64)
+    for x in range(n):
+        if a[x] >= 0 and b[x] >= 0:
+            start[a[x] + 1] += 1
+    for i in range(n_a):
+        start[i + 1] += start[i]
+    fill = start[:-1].copy()
+    order = np.empty(start[n_a], dtype=np.int64)
+    ids = np.empty(n, dtype=np.int32)
+    for x in range(n):
+        if a[x] >= 0 and b[x] >= 0:
+            order[fill[a[x]]] = x
+            fill[a[x]] += 1
+        else:
+            ids[x] = -1
+    stamp = np.full(n_b, -1, dtype=np.int64)
+    id_of = np.empty(n_b, dtype=np.int32)
+    first = np.empty(start[n_a], dtype=np.int64)
+    m = 0
+    for i in range(n_a):
+        for j in range(start[i], start[i + 1]):
+            x = order[j]
+            v = b[x]
+            if stamp[v] != i:
+                stamp[v] = i
+                id_of[v] = m
+                first[m] = x          # positions ascend within a group
+                m += 1
+            ids[x] = id_of[v]
+    return ids, first[:m].copy()
+
+
+@njit(**_JIT)
 def gram_units(sources, offsets, part_src, rel, lo, hi, at, seq, out):
     """``out[g, k]``: the unit that part k reads for the n-gram at extended
     position ``at[g]`` (numbered as in :func:`gram_keys`) of sequence ``seq[g]``."""

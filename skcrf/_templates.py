@@ -254,13 +254,18 @@ class _SharedGrams:
     character pairs), numbered once for all of them.
 
     Window templates are grouped by what they read relative to their first
-    part (sources and offsets minus the first offset); a group of two or more
-    members numbers its n-grams at every extended position of the text (the
-    positions its members read, padding included) once, and each member then
-    takes the n-gram ids at its own shift and the keys of those n-grams under
-    its own template id. Numbering a column of keys costs a hash-table probe
-    per token (~30 ns for ~10^5 distinct pairs); a member costs a gather and
-    a look-up in an array of n-gram ids.
+    part (sources and offsets minus the first offset); a group of members at
+    two or more offsets numbers its n-grams at every extended position of the
+    text (the positions its members read, padding included) once, and each
+    member then takes the n-gram ids at its own shift and the keys of those
+    n-grams under its own template id. Numbering a column of keys costs a
+    hash-table probe per token (~30-45 ns for ~10^5 distinct pairs); a member
+    costs a gather and a look-up in an array of n-gram ids.
+
+    Pairs (two parts; numbered this way even for a single template) need no
+    hashing at all: each part's units get dense ids (a few thousand distinct
+    characters: a small table), and the pairs of dense ids are numbered by a
+    counting sort on the first (:func:`~skcrf._feature_hashing.pair_ids`).
     """
 
     def __init__(self, templates, units, sources, row):
@@ -269,8 +274,10 @@ class _SharedGrams:
         for t in templates:
             if type(t) is Window and t.parts:
                 groups.setdefault(self._signature(t), []).append(t)
+        # shared by members at two offsets or more; a pair template is numbered
+        # this way even alone (the pair numbering needs no hashing)
         self.groups = {sig: None for sig, members in groups.items()
-                       if len({m.parts[0][1] for m in members}) > 1}
+                       if len({m.parts[0][1] for m in members}) > 1 or len(sig) == 2}
         self.bounds = {sig: (min(m.parts[0][1] for m in groups[sig]),
                              max(m.parts[0][1] for m in groups[sig])) for sig in self.groups}
 
@@ -291,18 +298,32 @@ class _SharedGrams:
             part_src = np.array([self.row[src] for src, _ in sig], dtype=np.int64)
             rel = np.array([off for _, off in sig], dtype=np.int64)
             n_ext = units.n_tokens + units.n_sequences * (hi - lo)
-            keys = np.empty(n_ext, dtype=np.uint64)
-            H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
-            numbering = H.SlotIndexer(n_ext, 1)
-            numbering.add(keys, 0)
-            del keys
-            at = numbering.first[:numbering.n_ent]      # an extended position of each n-gram
+            if rel.size == 2:
+                # pairs: each part's units numbered densely (few distinct), then
+                # the pairs of dense ids without hashing
+                dense = []
+                for k in range(2):
+                    vals = np.empty(n_ext, dtype=np.uint64)
+                    H.part_values(self.sources, units.offsets, part_src[k], rel[k], lo, hi,
+                                  vals)
+                    numbering = H.SlotIndexer(n_ext, 1)
+                    numbering.add(vals, 0)
+                    dense.append((numbering.ids[:, 0], numbering.n_ent))
+                gram_id, at = H.pair_ids(dense[0][0], dense[1][0], dense[0][1], dense[1][1])
+            else:
+                keys = np.empty(n_ext, dtype=np.uint64)
+                H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
+                numbering = H.SlotIndexer(n_ext, 1)
+                numbering.add(keys, 0)
+                del keys
+                gram_id = numbering.ids[:, 0]
+                at = numbering.first[:numbering.n_ent]   # an extended position of each n-gram
             ext_start = units.offsets[:-1] + np.arange(units.n_sequences) * (hi - lo)
             seq = np.searchsorted(ext_start, at, side="right") - 1
             gram_units = np.empty((at.size, rel.size), dtype=np.int64)
             H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, seq,
                          gram_units)
-            self.groups[sig] = (numbering.ids[:, 0], gram_units)
+            self.groups[sig] = (gram_id, gram_units)
         return self.groups[sig]
 
     def ids_and_keys(self, t):

@@ -281,3 +281,21 @@ def _all_bin_keys(tpl):
     tids = tpl._tids()
     pairs = [(_bin_key(tids[k], b), b) for k in range(tpl.n_slots) for b in range(tpl.n_bins)]
     return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def test_pair_ids_number_distinct_pairs():
+    """pair_ids (counting sort on the first id, stamps on the second) gives
+    equal ids to equal pairs and only to them, -1 where either id is -1, and
+    the first position of each id."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(-1, 7, size=500).astype(np.int32)
+    b = rng.integers(-1, 5, size=500).astype(np.int32)
+    ids, first = H.pair_ids(a, b, 7, 5)
+    seen = {}
+    for x, (u, v) in enumerate(zip(a.tolist(), b.tolist())):
+        if u < 0 or v < 0:
+            assert ids[x] == -1
+            continue
+        seen.setdefault((u, v), x)
+        assert first[ids[x]] == seen[(u, v)]
+    assert len(set(ids[ids >= 0].tolist())) == len(seen) == first.size
