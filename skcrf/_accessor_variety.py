@@ -71,17 +71,16 @@ def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, mi
     out_keys, out_av = [], []
     # work space, sized for the most occurrences (n = 2) and reused
     n_occ = int((np.diff(offsets) - 1).clip(0).sum())
-    g, left, right = (np.empty(n_occ, dtype=d) for d in (np.uint64, np.int32, np.int32))
-    fold, pos = np.empty(n_occ, dtype=np.int32), np.empty(n_occ, dtype=np.int64)
+    occ = _occurrence_arrays(n_occ)
+    by_bucket = _occurrence_arrays(n_occ)
     for n in range(2, max_n + 1):
-        m = _ngrams(cps, offsets, seq_fold, n, hcur, g, left, right, fold, pos)
+        m = _ngrams(cps, offsets, seq_fold, n, hcur, *occ)
         if m == 0:
             continue
         # the occurrences in buckets of the top bits of their n-gram key
-        start, order = H.hash_buckets(g[:m], _BUCKET_OCCURRENCES)
+        start = _bucket_sort(*occ, m, _BUCKET_OCCURRENCES, *by_bucket)
         biggest = int(np.diff(start).max())
-        keys, av = _count_buckets(g[order], left[order], right[order], fold[order],
-                                  pos[order], start, n, n_bins, folded,
+        keys, av = _count_buckets(*(a[:m] for a in by_bucket), start, n, n_bins, folded,
                                   H.pow2_at_least(2 * biggest), H.pow2_at_least(4 * biggest),
                                   bins, min_av)
         out_keys.append(keys)
@@ -89,6 +88,43 @@ def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, mi
     if not out_keys:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), bins
     return np.concatenate(out_keys), np.concatenate(out_av), bins
+
+
+def _occurrence_arrays(n):
+    """Work space for n occurrences: n-gram key, left and right neighbour,
+    fold, position."""
+    return (np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.int64))
+
+
+@njit(**_JIT)
+def _bucket_sort(g, left, right, fold, pos, m, per_bucket, og, oleft, oright, ofold, opos):
+    """The first m occurrences counting-sorted (stable) by the top bits of
+    their n-gram key into buckets of about ``per_bucket`` (at least 16
+    buckets), written to the ``o*`` arrays in one pass; returns the bucket
+    bounds. (One scattered write per array instead of a sort order and a
+    gather per array.)"""
+    bits = 4
+    while (1 << bits) * per_bucket < m:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    start = np.zeros((1 << bits) + 1, dtype=np.int64)
+    for j in range(m):
+        start[np.int64(g[j] >> shift) + 1] += 1
+    for b in range(1 << bits):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    for j in range(m):
+        b = np.int64(g[j] >> shift)
+        q = fill[b]
+        fill[b] = q + 1
+        og[q] = g[j]
+        oleft[q] = left[j]
+        oright[q] = right[j]
+        ofold[q] = fold[j]
+        opos[q] = pos[j]
+    return start
 
 
 @njit(**_JIT)
