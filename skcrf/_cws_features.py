@@ -425,7 +425,7 @@ _PMI_BINS = 1 + 3 * _N_PMI       # bin 0: a pair the statistics do not have
 
 
 @register_template
-class AdjacentPMI(Template):
+class AdjacentPMI(CodedTemplate):
     """Binned pointwise mutual information of adjacent characters.
 
     ``PMI(a, b) = log2(N c(ab) / (c(a) c(b)))`` over the training text plus
@@ -484,12 +484,19 @@ class AdjacentPMI(Template):
         return np.array([_template_id(f"{self.description()}|{k}") for k in range(2)],
                         dtype=np.int64)
 
-    def write_keys(self, units, sources, source_row, keys, slot0, fitting=False):
+    def write_codes(self, units, sources, source_row, codes, fitting=False):
         if units.kind != "chars":
             raise ValueError("adjacent PMI features need character input.")
         fold_table, seq_fold = _statistics_read(self, units, fitting, "PMI")
-        _pmi_keys(units.ids[0], units.offsets, seq_fold, self.table, fold_table,
-                  self._tids(), keys, slot0)
+        _pmi_codes(units.ids[0], units.offsets, seq_fold, self.table, fold_table, codes)
+
+    def code_keys(self):
+        """Code ``b + 1``: PMI bin b."""
+        keys = np.zeros((2, _PMI_BINS + 1), dtype=np.uint64)
+        for k, t in enumerate(self._tids()):
+            for b in range(_PMI_BINS):
+                keys[k, b + 1] = _bin_key(t, b)
+        return keys
 
     def feature_values(self, units, rows, subs, keys=None):
         if keys is None:
@@ -612,9 +619,9 @@ def _pmi_bins(pairs, fold_pairs, uni, n_folds):
 
 
 @njit(**_JIT)
-def _pmi_keys(cps, offsets, seq_fold, table, fold_table, tids, keys, slot0):
-    """Slot 0: the bin of the pair (t - 1, t); slot 1: of (t, t + 1). A
-    sequence of fold ``seq_fold[s] >= 0`` reads ``fold_table``."""
+def _pmi_codes(cps, offsets, seq_fold, table, fold_table, codes):
+    """Codes (bin + 1) of slot 0: the bin of the pair (t - 1, t); slot 1: of
+    (t, t + 1). A sequence of fold ``seq_fold[s] >= 0`` reads ``fold_table``."""
     for s in range(offsets.size - 1):
         f = seq_fold[s]
         for t in range(offsets[s] + 1, offsets[s + 1]):
@@ -626,8 +633,8 @@ def _pmi_keys(cps, offsets, seq_fold, table, fold_table, tids, keys, slot0):
             else:
                 j = H._probe(table, k)
                 bn = np.int64(table[j, 1]) if table[j, 0] == k else 0
-            keys[t, slot0] = _bin_key(tids[0], bn)
-            keys[t - 1, slot0 + 1] = _bin_key(tids[1], bn)
+            codes[t, 0] = bn + 1
+            codes[t - 1, 1] = bn + 1
 
 
 # ------------------------------------------------- lexicalised dictionary words
