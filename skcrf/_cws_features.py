@@ -311,6 +311,8 @@ class AccessorVariety(CodedTemplate):
     def __init__(self, sequences, texts=(), max_n=5, n_bins=8, folds=1):
         self.max_n = int(max_n)
         self.n_bins = int(n_bins)
+        if not 1 <= self.n_bins <= 255:
+            raise ValueError(f"n_bins must be in [1, 255], got {n_bins}.")
         self.folds = int(folds)
         self.n_slots = 2 * (self.max_n - 1)
         cps, offsets, seq_fold = _statistics_corpus(sequences, texts, self.folds)
