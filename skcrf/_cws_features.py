@@ -138,7 +138,9 @@ def _word_table(words):
     bad = [w for w in words if not isinstance(w, str)]
     if bad:
         raise TypeError(f"dictionary entries must be str, got {bad[0]!r}.")
-    words = sorted({w for w in words if w})
+    words = [w for w in words if w]
+    if not all(a < b for a, b in zip(words, words[1:])):   # not already sorted, unique
+        words = sorted(set(words))
     table = H.new_table(sum(len(w) for w in words), width=2)
     if words:
         H.hash_words(*_code_points(words), table)
