@@ -105,15 +105,7 @@ def _bucket_sort(g, left, right, fold, pos, m, per_bucket, og, oleft, oright, of
     buckets), written to the ``o*`` arrays in one pass; returns the bucket
     bounds. (One scattered write per array instead of a sort order and a
     gather per array.)"""
-    bits = 4
-    while (1 << bits) * per_bucket < m:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    start = np.zeros((1 << bits) + 1, dtype=np.int64)
-    for j in range(m):
-        start[np.int64(g[j] >> shift) + 1] += 1
-    for b in range(1 << bits):
-        start[b + 1] += start[b]
+    start, shift = H.bucket_bounds(g, m, per_bucket)
     fill = start[:-1].copy()
     for j in range(m):
         b = np.int64(g[j] >> shift)

@@ -52,11 +52,10 @@ def bucket_table(start):
 
 
 @njit(**_JIT)
-def hash_buckets(h, per_bucket):
-    """Counting sort of the hashes ``h`` by their top bits, into buckets of
-    about ``per_bucket`` (at least 16 buckets): ``(start, order)``, bucket b
-    holding ``order[start[b]:start[b + 1]]``, in their order within ``h``."""
-    n = h.size
+def bucket_bounds(h, n, per_bucket):
+    """For a counting sort of the first n hashes ``h`` by their top bits into
+    buckets of about ``per_bucket`` (at least 16 buckets): ``(start, shift)``,
+    bucket b = ``h >> shift`` holding positions ``start[b]:start[b + 1]``."""
     bits = 4
     while (1 << bits) * per_bucket < n:
         bits += 1
@@ -66,6 +65,16 @@ def hash_buckets(h, per_bucket):
         start[np.int64(h[e] >> shift) + 1] += 1
     for b in range(1 << bits):
         start[b + 1] += start[b]
+    return start, shift
+
+
+@njit(**_JIT)
+def hash_buckets(h, per_bucket):
+    """Counting sort of the hashes ``h`` by their top bits, into buckets of
+    about ``per_bucket`` (at least 16 buckets): ``(start, order)``, bucket b
+    holding ``order[start[b]:start[b + 1]]``, in their order within ``h``."""
+    n = h.size
+    start, shift = bucket_bounds(h, n, per_bucket)
     fill = start[:-1].copy()
     order = np.empty(n, dtype=np.int64)
     for e in range(n):
@@ -314,15 +323,22 @@ def _index_slot_buckets(col, s, n_slots, e0, ent_keys, counts, first, ids):
             if tab[i, 0] == np.uint64(0):        # rows ascend: its first occurrence
                 tab[i, 0] = k
                 tab[i, 1] = np.uint64(n_ent)
-                ent_keys[n_ent] = k
-                counts[n_ent] = 0
-                first[n_ent] = pr[j] * n_slots + s
+                _new_entry(ent_keys, counts, first, n_ent, k, pr[j] * n_slots + s)
                 n_ent += 1
             e = np.int64(tab[i, 1])
             counts[e] += 1
             ids[pr[j]] = e
         tab[:m] = 0
     return n_ent
+
+
+@njit(**_JIT)
+def _new_entry(ent_keys, counts, first, e, key, pos):
+    """Entry e: the key, no occurrence counted yet, first seen at ``pos``
+    (row * n_slots + slot)."""
+    ent_keys[e] = key
+    counts[e] = 0
+    first[e] = pos
 
 
 @njit(**_JIT)
@@ -340,9 +356,7 @@ def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, e
                 raise ValueError("a template wrote a code that has no key")
             e = n_ent
             entry[c] = e
-            ent_keys[e] = code_keys[c]
-            counts[e] = 0
-            first[e] = r * n_slots + s
+            _new_entry(ent_keys, counts, first, e, code_keys[c], r * n_slots + s)
             n_ent += 1
         counts[e] += 1
     return n_ent
@@ -362,9 +376,7 @@ def _index_ids(ids_in, id_keys, s, n_slots, n_ent, ent_keys, counts, first, ids)
         if e < 0:
             e = n_ent
             entry[i] = e
-            ent_keys[e] = id_keys[i]
-            counts[e] = 0
-            first[e] = r * n_slots + s
+            _new_entry(ent_keys, counts, first, e, id_keys[i], r * n_slots + s)
             n_ent += 1
         counts[e] += 1
         ids[r] = e
@@ -529,9 +541,7 @@ def _index_slot(col, r0, s, n_slots, table, e0, n_ent, ent_keys, counts, first, 
                 return r, n_ent
             table[i, 0] = k
             table[i, 1] = np.uint64(n_ent)
-            ent_keys[n_ent] = k
-            counts[n_ent] = 0
-            first[n_ent] = r * n_slots + s
+            _new_entry(ent_keys, counts, first, n_ent, k, r * n_slots + s)
             e = n_ent
             n_ent += 1
         counts[e] += 1

@@ -23,6 +23,16 @@ def _reference(keys):
     return list(cols), counts, first, indptr, indices
 
 
+def _assert_is_reference(index, keys):
+    """``index`` is what :func:`_reference` gives for ``keys``."""
+    ref_keys, counts, first, indptr, indices = _reference(keys)
+    assert index.keys.tolist() == ref_keys
+    assert index.counts.tolist() == counts
+    assert index.first.tolist() == first
+    assert index.indptr.tolist() == indptr
+    assert index.indices.tolist() == indices
+
+
 @pytest.mark.parametrize("initial_size", [2, 16, 1 << 16])
 def test_index_keys_numbers_keys_in_first_occurrence_order(initial_size):
     rng = np.random.default_rng(0)
@@ -30,11 +40,7 @@ def test_index_keys_numbers_keys_in_first_occurrence_order(initial_size):
     keys[:, 3] = 0
     ref_keys, counts, first, indptr, indices = _reference(keys)
     index = H.index_keys(keys, initial_size=initial_size)   # 2 and 16: grows many times
-    assert index.keys.tolist() == ref_keys
-    assert index.counts.tolist() == counts
-    assert index.first.tolist() == first
-    assert index.indptr.tolist() == indptr
-    assert index.indices.tolist() == indices
+    _assert_is_reference(index, keys)
     assert index.indices.dtype == np.int32
     # the vocabulary's look-up table gives every key its column
     lookup_indptr, lookup_indices = H.keys_to_csr(keys, H.vocabulary_table(index.keys))
@@ -52,13 +58,8 @@ def test_index_keys_in_buckets_equals_the_reference(monkeypatch, direct_max):
     keys[:, 1] = rng.integers(0, 3, size=3000)            # few keys (0: none)
     keys[rng.random(keys.shape) < 0.2] = 0
     keys[:, 4] = keys[:, 2] + np.uint64(1)                # shares keys with slot 2
-    ref_keys, counts, first, indptr, indices = _reference(keys)
     index = H.index_keys(keys)
-    assert index.keys.tolist() == ref_keys
-    assert index.counts.tolist() == counts
-    assert index.first.tolist() == first
-    assert index.indptr.tolist() == indptr
-    assert index.indices.tolist() == indices
+    _assert_is_reference(index, keys)
 
 
 def test_slot_indexer_with_disjoint_slots_equals_the_reference(monkeypatch):
@@ -69,16 +70,11 @@ def test_slot_indexer_with_disjoint_slots_equals_the_reference(monkeypatch):
     keys = rng.integers(1, 400, size=(2000, 5)).astype(np.uint64)
     keys += (np.arange(5, dtype=np.uint64) * np.uint64(1000))[None, :]   # slot s: s*1000 + ..
     keys[rng.random(keys.shape) < 0.3] = 0
-    ref_keys, counts, first, indptr, indices = _reference(keys)
     indexer = H.SlotIndexer(*keys.shape, disjoint_slots=True)
     for s in range(keys.shape[1]):
         indexer.add(keys[:, s], s)
     index = indexer.finish()
-    assert index.keys.tolist() == ref_keys
-    assert index.counts.tolist() == counts
-    assert index.first.tolist() == first
-    assert index.indptr.tolist() == indptr
-    assert index.indices.tolist() == indices
+    _assert_is_reference(index, keys)
 
 
 def test_slot_indexer_with_coded_slots_equals_the_reference(monkeypatch):
@@ -99,7 +95,6 @@ def test_slot_indexer_with_coded_slots_equals_the_reference(monkeypatch):
     keys[rng.random(keys.shape) < 0.3] = 0
     for s, c in codes.items():
         keys[:, s] = code_keys[s][c]
-    ref_keys, counts, first, indptr, indices = _reference(keys)
     indexer = H.SlotIndexer(n_rows, n_slots, disjoint_slots=True, coded_slots=coded)
     for s in range(n_slots):
         if coded[s]:
@@ -111,11 +106,7 @@ def test_slot_indexer_with_coded_slots_equals_the_reference(monkeypatch):
     with pytest.raises(ValueError, match="not declared coded"):
         indexer.add_codes(codes[1], code_keys[1], 0)
     index = indexer.finish()
-    assert index.keys.tolist() == ref_keys
-    assert index.counts.tolist() == counts
-    assert index.first.tolist() == first
-    assert index.indptr.tolist() == indptr
-    assert index.indices.tolist() == indices
+    _assert_is_reference(index, keys)
 
 
 def test_index_keys_keep_renumbers_and_drops_columns():
