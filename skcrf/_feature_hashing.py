@@ -408,17 +408,45 @@ def gram_keys(sources, offsets, part_src, rel, lo, hi, keys):
 
 
 @njit(**_JIT)
-def part_values(sources, offsets, src, rel, lo, hi, out):
-    """The unit that a part (source row ``src``, offset ``rel``) reads from
-    every extended position (see :func:`gram_keys`), padding ids included,
-    as uint64 (ABSENT: 0)."""
+def ext_dense(dense, n_dense, offsets, rel, lo, hi, out):
+    """The dense id of the unit that a part at offset ``rel`` reads from every
+    extended position (see :func:`gram_keys`): ``dense[t]`` for a unit of the
+    sequence (-1: ABSENT), ``n_dense + d - 1`` for the padding d units before
+    it, ``n_dense + MAX_OFFSET + d - 1`` for the padding d units after it."""
     width = hi - lo
     for s in range(offsets.size - 1):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
         x0 = t0 + s * width - lo
         for p in range(lo, T + hi):
-            out[x0 + p] = np.uint64(_unit_at(sources[src], t0, T, p + rel))
+            q = p + rel
+            if q < 0:
+                out[x0 + p] = n_dense - q - 1
+            elif q >= T:
+                out[x0 + p] = n_dense + MAX_OFFSET + q - T
+            else:
+                out[x0 + p] = dense[t0 + q]
+
+
+@njit(**_JIT)
+def unary_ids(a, n_a):
+    """Number the distinct values of ``a`` (dense ids in ``[0, n_a)``, -1: none)
+    in order of first occurrence: ``(id per position, first position of each id)``."""
+    id_of = np.full(n_a, -1, dtype=np.int32)
+    ids = np.empty(a.size, dtype=np.int32)
+    first = np.empty(n_a, dtype=np.int64)
+    m = 0
+    for x in range(a.size):
+        v = a[x]
+        if v < 0:
+            ids[x] = -1
+            continue
+        if id_of[v] < 0:
+            id_of[v] = m
+            first[m] = x
+            m += 1
+        ids[x] = id_of[v]
+    return ids, first[:m].copy()
 
 
 @njit(**_JIT)

@@ -262,10 +262,11 @@ class _SharedGrams:
     hash-table probe per token (~30-45 ns for ~10^5 distinct pairs); a member
     costs a gather and a look-up in an array of n-gram ids.
 
-    Pairs (two parts; numbered this way even for a single template) need no
-    hashing at all: each part's units get dense ids (a few thousand distinct
-    characters: a small table), and the pairs of dense ids are numbered by a
-    counting sort on the first (:func:`~skcrf._feature_hashing.pair_ids`).
+    Units and pairs (one or two parts; a pair template is numbered this way
+    even alone) need no hashing of n-grams at all: each source's units get
+    dense ids once (a few thousand distinct characters: a small table), and
+    the pairs of dense ids are numbered by a counting sort on the first
+    (:func:`~skcrf._feature_hashing.pair_ids`).
     """
 
     def __init__(self, templates, units, sources, row):
@@ -298,18 +299,21 @@ class _SharedGrams:
             part_src = np.array([self.row[src] for src, _ in sig], dtype=np.int64)
             rel = np.array([off for _, off in sig], dtype=np.int64)
             n_ext = units.n_tokens + units.n_sequences * (hi - lo)
-            if rel.size == 2:
-                # pairs: each part's units numbered densely (few distinct), then
-                # the pairs of dense ids without hashing
+            if rel.size <= 2:
+                # units and pairs: each part's units as dense ids (a source's
+                # units numbered once: a few thousand distinct characters, a
+                # small table), then the ids or pairs of ids, without hashing
                 dense = []
-                for k in range(2):
-                    vals = np.empty(n_ext, dtype=np.uint64)
-                    H.part_values(self.sources, units.offsets, part_src[k], rel[k], lo, hi,
-                                  vals)
-                    numbering = H.SlotIndexer(n_ext, 1)
-                    numbering.add(vals, 0)
-                    dense.append((numbering.ids[:, 0], numbering.n_ent))
-                gram_id, at = H.pair_ids(dense[0][0], dense[1][0], dense[0][1], dense[1][1])
+                for k in range(rel.size):
+                    ids, n_ids = self._dense(part_src[k])
+                    ext = np.empty(n_ext, dtype=np.int32)
+                    H.ext_dense(ids, n_ids, units.offsets, rel[k], lo, hi, ext)
+                    dense.append((ext, n_ids + 2 * MAX_OFFSET))
+                if rel.size == 1:
+                    gram_id, at = H.unary_ids(*dense[0])
+                else:
+                    gram_id, at = H.pair_ids(dense[0][0], dense[1][0], dense[0][1],
+                                             dense[1][1])
             else:
                 keys = np.empty(n_ext, dtype=np.uint64)
                 H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
@@ -325,6 +329,16 @@ class _SharedGrams:
                          gram_units)
             self.groups[sig] = (gram_id, gram_units)
         return self.groups[sig]
+
+    def _dense(self, src):
+        """(dense id of every token's unit in source row ``src``, -1 for ABSENT;
+        how many ids), numbered once per source."""
+        cache = self.__dict__.setdefault("_dense_ids", {})
+        if src not in cache:
+            numbering = _kernels().SlotIndexer(self.units.n_tokens, 1)
+            numbering.add(self.sources[src].astype(np.uint64), 0)    # ABSENT (0): none
+            cache[src] = (numbering.ids[:, 0], numbering.n_ent)
+        return cache[src]
 
     def ids_and_keys(self, t):
         """(n-gram id per token, key per n-gram) of member ``t``."""
