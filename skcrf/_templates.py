@@ -293,51 +293,62 @@ class _SharedGrams:
     def _numbered(self, sig):
         """(n-gram id of every extended position, the units each n-gram reads)."""
         if self.groups[sig] is None:
-            H = _kernels()
-            units = self.units
             lo, hi = self.bounds[sig]
             part_src = np.array([self.row[src] for src, _ in sig], dtype=np.int64)
             rel = np.array([off for _, off in sig], dtype=np.int64)
-            n_ext = units.n_tokens + units.n_sequences * (hi - lo)
-            if rel.size <= 2:
-                # units and pairs: each part's units as dense ids (a source's
-                # units numbered once: a few thousand distinct characters, a
-                # small table), then the ids or pairs of ids, without hashing
-                dense = []
-                for k in range(rel.size):
-                    ids, n_ids = self._dense(part_src[k])
-                    ext = np.empty(n_ext, dtype=np.int32)
-                    H.ext_dense(ids, n_ids, units.offsets, rel[k], lo, hi, ext)
-                    dense.append((ext, n_ids + 2 * MAX_OFFSET))
-                if rel.size == 1:
-                    gram_id, at = H.unary_ids(*dense[0])
-                else:
-                    gram_id, at = H.pair_ids(dense[0][0], dense[1][0], dense[0][1],
-                                             dense[1][1])
-            else:
-                keys = np.empty(n_ext, dtype=np.uint64)
-                H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
-                numbering = H.SlotIndexer(n_ext, 1)
-                numbering.add(keys, 0)
-                del keys
-                gram_id = numbering.ids[:, 0]
-                at = numbering.first[:numbering.n_ent]   # an extended position of each n-gram
-            ext_start = units.offsets[:-1] + np.arange(units.n_sequences) * (hi - lo)
-            seq = np.searchsorted(ext_start, at, side="right") - 1
-            gram_units = np.empty((at.size, rel.size), dtype=np.int64)
-            H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, seq,
-                         gram_units)
-            self.groups[sig] = (gram_id, gram_units)
+            n_ext = self.units.n_tokens + self.units.n_sequences * (hi - lo)
+            number = self._number_dense if rel.size <= 2 else self._number_hashed
+            self.groups[sig] = number(part_src, rel, lo, hi, n_ext)
         return self.groups[sig]
+
+    def _number_dense(self, part_src, rel, lo, hi, n_ext):
+        """Units and pairs: each part's units as dense ids (a source's units
+        numbered once: a few thousand distinct characters, a small table),
+        then the ids or the pairs of ids, without hashing."""
+        H = _kernels()
+        dense, unit_of = [], []
+        for k in range(rel.size):
+            ids, values = self._dense(part_src[k])
+            ext = np.empty(n_ext, dtype=np.int32)
+            H.ext_dense(ids, values.size, self.units.offsets, rel[k], lo, hi, ext)
+            dense.append((ext, values.size + 2 * MAX_OFFSET))
+            # the unit of each dense id: the values, then the padding ids
+            unit_of.append(np.concatenate([values, PAD + np.arange(1, MAX_OFFSET + 1),
+                                           PAD + MAX_OFFSET + np.arange(1, MAX_OFFSET + 1)]))
+        if rel.size == 1:
+            gram_id, at = H.unary_ids(*dense[0])
+        else:
+            gram_id, at = H.pair_ids(dense[0][0], dense[1][0], dense[0][1], dense[1][1])
+        # at: an extended position of each n-gram, where its units are read
+        gram_units = np.stack([unit_of[k][dense[k][0][at]] for k in range(rel.size)], axis=1)
+        return gram_id, gram_units
+
+    def _number_hashed(self, part_src, rel, lo, hi, n_ext):
+        """Three parts or more: the n-grams' keys numbered with a hash table."""
+        H = _kernels()
+        units = self.units
+        keys = np.empty(n_ext, dtype=np.uint64)
+        H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
+        numbering = H.SlotIndexer(n_ext, 1)
+        numbering.add(keys, 0)
+        del keys
+        gram_id = numbering.ids[:, 0]
+        at = numbering.first[:numbering.n_ent]   # an extended position of each n-gram
+        ext_start = units.offsets[:-1] + np.arange(units.n_sequences) * (hi - lo)
+        seq = np.searchsorted(ext_start, at, side="right") - 1
+        gram_units = np.empty((at.size, rel.size), dtype=np.int64)
+        H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, seq, gram_units)
+        return gram_id, gram_units
 
     def _dense(self, src):
         """(dense id of every token's unit in source row ``src``, -1 for ABSENT;
-        how many ids), numbered once per source."""
+        the unit of each dense id), numbered once per source."""
         cache = self.__dict__.setdefault("_dense_ids", {})
         if src not in cache:
             numbering = _kernels().SlotIndexer(self.units.n_tokens, 1)
             numbering.add(self.sources[src].astype(np.uint64), 0)    # ABSENT (0): none
-            cache[src] = (numbering.ids[:, 0], numbering.n_ent)
+            cache[src] = (numbering.ids[:, 0],
+                          numbering.ent_keys[:numbering.n_ent].astype(np.int64))
         return cache[src]
 
     def ids_and_keys(self, t):
