@@ -372,6 +372,8 @@ def _index_ids(ids_in, id_keys, s, n_slots, n_ent, ent_keys, counts, first, ids)
         if i < 0:
             ids[r] = -1
             continue
+        if i >= id_keys.size:
+            raise ValueError("an id past the key table")
         e = np.int64(entry[i])
         if e < 0:
             e = n_ent

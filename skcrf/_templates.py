@@ -23,8 +23,8 @@ import numpy as np
 from . import _units
 from ._units import ABSENT, MAX_OFFSET, PAD, padding_of, stable_id
 
-__all__ = ["Template", "CodedTemplate", "Window", "TemplateSet", "check_offset", "register_template",
-           "template_from_state"]
+__all__ = ["Template", "CodedTemplate", "Window", "TemplateSet", "check_offset",
+           "register_template", "template_from_state"]
 
 # template type name -> class, for model files (see to_state / from_state)
 _TEMPLATE_TYPES = {}
@@ -262,8 +262,8 @@ class _SharedGrams:
     hash-table probe per token (~30-45 ns for ~10^5 distinct pairs); a member
     costs a gather and a look-up in an array of n-gram ids.
 
-    Units and pairs (one or two parts; a pair template is numbered this way
-    even alone) need no hashing of n-grams at all: each source's units get
+    Units and pairs (one or two parts; numbered this way even for a single
+    template) need no hashing of n-grams at all: each source's units get
     dense ids once (a few thousand distinct characters: a small table), and
     the pairs of dense ids are numbered by a counting sort on the first
     (:func:`~skcrf._feature_hashing.pair_ids`).
@@ -275,10 +275,10 @@ class _SharedGrams:
         for t in templates:
             if type(t) is Window and t.parts:
                 groups.setdefault(self._signature(t), []).append(t)
-        # shared by members at two offsets or more; a pair template is numbered
-        # this way even alone (the pair numbering needs no hashing)
+        # shared by members at two offsets or more; a unit or pair template is
+        # numbered this way even alone (from dense ids: no hashing)
         self.groups = {sig: None for sig, members in groups.items()
-                       if len({m.parts[0][1] for m in members}) > 1 or len(sig) == 2}
+                       if len({m.parts[0][1] for m in members}) > 1 or len(sig) <= 2}
         self.bounds = {sig: (min(m.parts[0][1] for m in groups[sig]),
                              max(m.parts[0][1] for m in groups[sig])) for sig in self.groups}
 
