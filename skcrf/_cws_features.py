@@ -6,7 +6,8 @@
   character with full-width forms folded to ASCII and every digit and Latin
   letter replaced by its class (so ``２００７年`` and ``1998年`` share ``00000年``
   n-grams); ``("same", k)``, present where the character equals the one
-  ``k`` positions on (reduplication: 看看, 研究研究);
+  ``k`` positions on (``k < 0``: back) in the same sentence (reduplication:
+  看看, 研究研究);
 * :class:`DictionaryMatches`: dictionary words found in the text, with
   *jackknifed* training features: while fitting, a sentence sees only the
   dictionary words that also occur outside its fold, as unseen text will;

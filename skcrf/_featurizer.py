@@ -380,7 +380,9 @@ def _class_templates(units, type_offsets):
     out.append(Window([(cls, -1), (cls, 0), (cls, 1)], ["K[-1]K[0]K[1]=", 0, "", 1, "", 2]))
     out += [Window([(norm, a), (norm, b)], [f"N[{a}]N[{b}]=", 0, "", 1])
             for a, b in ((-1, 0), (0, 1))]
+    # reduplication, each read at offset 0: absent (not a padding read) where
+    # the other character is outside the sentence
     out += [Window([(("same", 1), 0)], ["C[0]=C[1]"]),
             Window([(("same", 2), 0)], ["C[0]=C[2]"]),
-            Window([(("same", 1), -1)], ["C[-1]=C[0]"])]
+            Window([(("same", -1), 0)], ["C[-1]=C[0]"])]
     return out

@@ -134,7 +134,7 @@ class Template:
 
 
 def _default_padding(source_key, side, d):
-    if source_key[0] == "type":
+    if source_key[0] == "type" and d == 1:      # T[-1]=<s>, T[1]=</s>
         return "<s>" if side < 0 else "</s>"
     return f"<s-{d}>" if side < 0 else f"</s+{d}>"
 
@@ -183,7 +183,7 @@ class Window(Template):
         the part read, e.g. ``["C[-1]C[0]=", 0, "", 1]``.
     padding : callable, default=None
         ``padding(source_key, side, distance) -> str`` names padding units;
-        default ``<s-1>`` / ``</s+1>`` (``<s>`` / ``</s>`` for types).
+        default ``<s-1>`` / ``</s+1>`` (``<s>`` / ``</s>`` for types one unit out).
     key : str, default=None
         Identifies the template (hashed into its feature keys); default from
         the parts and pieces.

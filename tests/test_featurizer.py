@@ -135,6 +135,21 @@ def test_jackknifed_accessor_variety_reads_the_other_folds():
     assert names_at(h, h.fit_transform(X), 0, 1) == {"av_begin_len2=1", "av_end_len2=0"}
 
 
+def test_reduplication_features_only_inside_the_sentence():
+    """C[-1]=C[0] fires where a character repeats the one before it, never at a
+    sentence start (it once read the padding there: a start-of-sentence
+    feature under the reduplication feature's name)."""
+    f = only(char_classes=True)
+    X = f.fit_transform(["看看书", "22"])
+    red = {"C[-1]=C[0]", "C[0]=C[1]", "C[0]=C[2]"}
+    assert names_at(f, X, 0, 0) & red == {"C[0]=C[1]"}
+    assert names_at(f, X, 0, 1) & red == {"C[-1]=C[0]"}
+    assert names_at(f, X, 0, 2) & red == set()
+    assert names_at(f, X, 1, 0) & red == {"C[0]=C[1]"}
+    assert names_at(f, X, 1, 1) & red == {"C[-1]=C[0]"}
+    assert list(f.get_feature_names_out()).count("C[-1]=C[0]") == 1
+
+
 def test_dictionary_matches_do_not_cross_sentences():
     f = only(dictionary=["海上"])
     X = f.fit_transform(["上海", "上海"])
@@ -425,3 +440,47 @@ def test_dictionary_flags_equal_a_python_scan_of_every_match(folds):
                 want[t0 + t + 1:t0 + t + k - 1, 3 * kk + 2] = True
     np.testing.assert_array_equal(got, want)
     assert got.any()
+
+
+# ---------------------------------------------------------------- property
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_CHARS = list("上海天一2２aＡ，。年京") + ["𠀋"]
+
+
+@st.composite
+def _featurizer_problems(draw):
+    texts = draw(st.lists(st.text(alphabet=_CHARS, max_size=7), min_size=1, max_size=8))
+    offsets = st.integers(-3, 3)
+    params = dict(
+        unit_offsets=tuple(draw(st.lists(offsets, max_size=4, unique=True))),
+        ngram_offsets=tuple(draw(st.lists(st.tuples(offsets, offsets), max_size=4,
+                                          unique=True))),
+        char_type_offsets=tuple(draw(st.lists(offsets, max_size=3, unique=True))),
+        char_classes=draw(st.booleans()),
+        bias=draw(st.booleans()),
+        dictionary_folds=1,
+    )
+    if draw(st.booleans()):
+        params["dictionary"] = draw(st.lists(st.text(alphabet=_CHARS, min_size=1, max_size=3),
+                                             max_size=6))
+    if draw(st.booleans()):
+        params["accessor_variety"] = draw(st.integers(2, 4))
+    return texts, params
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_featurizer_problems())
+def test_fit_transform_equals_fit_then_transform_on_random_templates(problem):
+    """fit_transform numbers features by several routes (coded slots, shared
+    n-grams from dense ids, pairs by counting sort, hashed keys); whatever the
+    templates and texts (empty ones, offsets past both ends, a character
+    outside the BMP), the result must be what fit + transform give, with
+    one readable name per column."""
+    texts, params = problem
+    f = SequenceFeaturizer(**params)
+    a = f.fit_transform(texts)
+    assert a == SequenceFeaturizer(**params).fit(texts).transform(texts)
+    names = f.get_feature_names_out()
+    assert len(set(names)) == names.size == f.n_features_out_ == a.n_features
