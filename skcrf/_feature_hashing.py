@@ -386,35 +386,14 @@ def _index_ids(ids_in, id_keys, s, n_slots, n_ent, ent_keys, counts, first, ids)
 
 
 @njit(**_JIT)
-def gram_keys(sources, offsets, part_src, rel, lo, hi, keys):
-    """Keys of the units read by parts ``part_src[k]`` at offsets ``rel[k]``
-    from every *extended* position p = lo .. T - 1 + hi of every sequence
-    (padding ids outside it), into ``keys[offsets[s] + s * (hi - lo) + p - lo]``;
-    0 where a part reads ABSENT. Window templates that read the same parts
-    at offsets shifted by b (lo <= b <= hi) read the n-gram at p = t + b."""
-    width = hi - lo
-    for s in range(offsets.size - 1):
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        x0 = t0 + s * width - lo
-        for p in range(lo, T + hi):
-            h = np.uint64(0x6A09E667F3BCC909)
-            absent = False
-            for k in range(part_src.size):
-                u = _unit_at(sources[part_src[k]], t0, T, p + rel[k])
-                if u == ABSENT:
-                    absent = True
-                    break
-                h = _splitmix(h ^ np.uint64(u))
-            keys[x0 + p] = np.uint64(0) if absent else _finish(h)
-
-
-@njit(**_JIT)
 def ext_dense(dense, n_dense, offsets, rel, lo, hi, out):
     """The dense id of the unit that a part at offset ``rel`` reads from every
-    extended position (see :func:`gram_keys`): ``dense[t]`` for a unit of the
+    *extended* position p = lo .. T - 1 + hi of every sequence, into
+    ``out[offsets[s] + s * (hi - lo) + p - lo]``: ``dense[t]`` for a unit of the
     sequence (-1: ABSENT), ``n_dense + d - 1`` for the padding d units before
-    it, ``n_dense + MAX_OFFSET + d - 1`` for the padding d units after it."""
+    it, ``n_dense + MAX_OFFSET + d - 1`` for the padding d units after it.
+    Window templates that read the same parts at offsets shifted by b
+    (lo <= b <= hi) read the n-gram at p = t + b."""
     width = hi - lo
     for s in range(offsets.size - 1):
         t0 = offsets[s]
@@ -492,17 +471,19 @@ def pair_ids(a, b, n_a, n_b):
 
 
 @njit(**_JIT)
-def gram_units(sources, offsets, part_src, rel, lo, hi, at, seq, out):
-    """``out[g, k]``: the unit that part k reads for the n-gram at extended
-    position ``at[g]`` (numbered as in :func:`gram_keys`) of sequence ``seq[g]``."""
-    width = hi - lo
-    for g in range(at.size):
-        s = seq[g]
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        p = at[g] - (t0 + s * width) + lo
-        for k in range(part_src.size):
-            out[g, k] = _unit_at(sources[part_src[k]], t0, T, p + rel[k])
+def tuple_keys(ext, keys):
+    """A hash key of the dense ids ``ext[:, x]`` of every position x (0 where
+    any is -1), for n-grams of three parts or more."""
+    for x in range(ext.shape[1]):
+        h = np.uint64(0x6A09E667F3BCC909)
+        absent = False
+        for k in range(ext.shape[0]):
+            v = ext[k, x]
+            if v < 0:
+                absent = True
+                break
+            h = _splitmix(h ^ np.uint64(v))
+        keys[x] = np.uint64(0) if absent else _finish(h)
 
 
 @njit(**_JIT)

@@ -266,11 +266,13 @@ class _SharedGrams:
     template) need no hashing of n-grams at all: each source's units get
     dense ids once (a few thousand distinct characters: a small table), and
     the pairs of dense ids are numbered by a counting sort on the first
-    (:func:`~skcrf._feature_hashing.pair_ids`).
+    (:func:`~skcrf._feature_hashing.pair_ids`); longer n-grams (members at
+    two offsets or more) hash the tuple of their dense ids.
     """
 
     def __init__(self, templates, units, sources, row):
         self.units, self.sources, self.row = units, sources, row
+        self._dense_ids = {}        # source row -> its units' dense ids and values
         groups = {}
         for t in templates:
             if type(t) is Window and t.parts:
@@ -291,65 +293,50 @@ class _SharedGrams:
         return type(t) is Window and bool(t.parts) and self._signature(t) in self.groups
 
     def _numbered(self, sig):
-        """(n-gram id of every extended position, the units each n-gram reads)."""
+        """(n-gram id of every extended position, the units each n-gram reads).
+
+        Each part's units as dense ids (a source's units numbered once: a few
+        thousand distinct characters, a small table), read at every extended
+        position; then units by their dense id, pairs by a counting sort of
+        the pairs of ids, longer n-grams by a hash table of the tuples of ids."""
         if self.groups[sig] is None:
+            H = _kernels()
             lo, hi = self.bounds[sig]
-            part_src = np.array([self.row[src] for src, _ in sig], dtype=np.int64)
-            rel = np.array([off for _, off in sig], dtype=np.int64)
             n_ext = self.units.n_tokens + self.units.n_sequences * (hi - lo)
-            number = self._number_dense if rel.size <= 2 else self._number_hashed
-            self.groups[sig] = number(part_src, rel, lo, hi, n_ext)
+            ext = np.empty((len(sig), n_ext), dtype=np.int32)
+            n_ids, unit_of = [], []
+            for k, (src, rel) in enumerate(sig):
+                ids, values = self._dense(self.row[src])
+                H.ext_dense(ids, values.size, self.units.offsets, rel, lo, hi, ext[k])
+                n_ids.append(values.size + 2 * MAX_OFFSET)
+                # the unit of each dense id: the values, then the padding ids
+                unit_of.append(np.concatenate([values, PAD + np.arange(1, MAX_OFFSET + 1),
+                                               PAD + MAX_OFFSET + np.arange(1, MAX_OFFSET + 1)]))
+            if len(sig) == 1:
+                gram_id, at = H.unary_ids(ext[0], n_ids[0])
+            elif len(sig) == 2:
+                gram_id, at = H.pair_ids(ext[0], ext[1], n_ids[0], n_ids[1])
+            else:
+                keys = np.empty(n_ext, dtype=np.uint64)
+                H.tuple_keys(ext, keys)
+                numbering = H.SlotIndexer(n_ext, 1)
+                numbering.add(keys, 0)
+                gram_id = numbering.ids[:, 0]
+                at = numbering.first[:numbering.n_ent]
+            # at: an extended position of each n-gram, where its units are read
+            gram_units = np.stack([unit_of[k][ext[k][at]] for k in range(len(sig))], axis=1)
+            self.groups[sig] = (gram_id, gram_units)
         return self.groups[sig]
-
-    def _number_dense(self, part_src, rel, lo, hi, n_ext):
-        """Units and pairs: each part's units as dense ids (a source's units
-        numbered once: a few thousand distinct characters, a small table),
-        then the ids or the pairs of ids, without hashing."""
-        H = _kernels()
-        dense, unit_of = [], []
-        for k in range(rel.size):
-            ids, values = self._dense(part_src[k])
-            ext = np.empty(n_ext, dtype=np.int32)
-            H.ext_dense(ids, values.size, self.units.offsets, rel[k], lo, hi, ext)
-            dense.append((ext, values.size + 2 * MAX_OFFSET))
-            # the unit of each dense id: the values, then the padding ids
-            unit_of.append(np.concatenate([values, PAD + np.arange(1, MAX_OFFSET + 1),
-                                           PAD + MAX_OFFSET + np.arange(1, MAX_OFFSET + 1)]))
-        if rel.size == 1:
-            gram_id, at = H.unary_ids(*dense[0])
-        else:
-            gram_id, at = H.pair_ids(dense[0][0], dense[1][0], dense[0][1], dense[1][1])
-        # at: an extended position of each n-gram, where its units are read
-        gram_units = np.stack([unit_of[k][dense[k][0][at]] for k in range(rel.size)], axis=1)
-        return gram_id, gram_units
-
-    def _number_hashed(self, part_src, rel, lo, hi, n_ext):
-        """Three parts or more: the n-grams' keys numbered with a hash table."""
-        H = _kernels()
-        units = self.units
-        keys = np.empty(n_ext, dtype=np.uint64)
-        H.gram_keys(self.sources, units.offsets, part_src, rel, lo, hi, keys)
-        numbering = H.SlotIndexer(n_ext, 1)
-        numbering.add(keys, 0)
-        del keys
-        gram_id = numbering.ids[:, 0]
-        at = numbering.first[:numbering.n_ent]   # an extended position of each n-gram
-        ext_start = units.offsets[:-1] + np.arange(units.n_sequences) * (hi - lo)
-        seq = np.searchsorted(ext_start, at, side="right") - 1
-        gram_units = np.empty((at.size, rel.size), dtype=np.int64)
-        H.gram_units(self.sources, units.offsets, part_src, rel, lo, hi, at, seq, gram_units)
-        return gram_id, gram_units
 
     def _dense(self, src):
         """(dense id of every token's unit in source row ``src``, -1 for ABSENT;
         the unit of each dense id), numbered once per source."""
-        cache = self.__dict__.setdefault("_dense_ids", {})
-        if src not in cache:
+        if src not in self._dense_ids:
             numbering = _kernels().SlotIndexer(self.units.n_tokens, 1)
             numbering.add(self.sources[src].astype(np.uint64), 0)    # ABSENT (0): none
-            cache[src] = (numbering.ids[:, 0],
-                          numbering.ent_keys[:numbering.n_ent].astype(np.int64))
-        return cache[src]
+            self._dense_ids[src] = (numbering.ids[:, 0],
+                                    numbering.ent_keys[:numbering.n_ent].astype(np.int64))
+        return self._dense_ids[src]
 
     def ids_and_keys(self, t):
         """(n-gram id per token, key per n-gram) of member ``t``."""
