@@ -247,18 +247,29 @@ class SlotIndexer:
         self.n_ent = _index_codes(column, code_keys, s, self.n_slots, self.n_ent,
                                   self.ent_keys, self.counts, self.first, self.code_entry[c])
 
-    def add_ids(self, ids, id_keys, s):
+    def add_ids(self, ids, id_keys, s, offsets=None, width=0, shift=0):
         """Number slot s given as ids into a key table: ``ids`` (n_rows,) int32,
         -1 for no feature, id i standing for the key ``id_keys[i]`` (the
         n-grams that several window templates share, see
-        :meth:`~skcrf._templates.TemplateSet.index`)."""
+        :meth:`~skcrf._templates.TemplateSet.index`).
+
+        With ``offsets`` (the sequences' row offsets), ``ids`` holds the ids
+        of *extended* positions, ``width`` more per sequence than it has rows,
+        and row t of sequence q reads ``ids[t + q * width + shift]``."""
         if self.coded[s]:
             raise ValueError(f"slot {s} was declared coded: give it with add_codes.")
         ids = np.ascontiguousarray(ids, dtype=np.int32)
+        if offsets is None:
+            offsets, width, shift = np.array([0, self.n_rows], dtype=np.int64), 0, 0
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        if (offsets[-1] != self.n_rows or not 0 <= shift <= width
+                or ids.size != self.n_rows + width * (offsets.size - 1)):
+            raise ValueError("ids do not match the rows, offsets and width given.")
         id_keys = np.ascontiguousarray(id_keys, dtype=np.uint64)
         self._reserve(min(id_keys.size, self.n_rows))
-        self.n_ent = _index_ids(ids, id_keys, s, self.n_slots, self.n_ent, self.ent_keys,
-                                self.counts, self.first, self.ids[:, self.slot_col[s]])
+        self.n_ent = _index_ids(ids, offsets, width, shift, id_keys, s, self.n_slots,
+                                self.n_ent, self.ent_keys, self.counts, self.first,
+                                self.ids[:, self.slot_col[s]])
 
     def finish(self):
         n_ent, n_rows, n_slots = self.n_ent, self.n_rows, self.n_slots
@@ -363,25 +374,29 @@ def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, e
 
 
 @njit(**_JIT)
-def _index_ids(ids_in, id_keys, s, n_slots, n_ent, ent_keys, counts, first, ids):
+def _index_ids(ids_in, offsets, width, shift, id_keys, s, n_slots, n_ent, ent_keys,
+               counts, first, ids):
     """Number one slot given as ids into ``id_keys`` (-1: none): an entry per
-    id that occurs, in order of first occurrence. Returns the entries."""
+    id that occurs, in order of first occurrence; row r of sequence q reads
+    ``ids_in[r + q * width + shift]``. Returns the entries."""
     entry = np.full(id_keys.size, -1, dtype=np.int32)
-    for r in range(ids_in.size):
-        i = ids_in[r]
-        if i < 0:
-            ids[r] = -1
-            continue
-        if i >= id_keys.size:
-            raise ValueError("an id past the key table")
-        e = np.int64(entry[i])
-        if e < 0:
-            e = n_ent
-            entry[i] = e
-            _new_entry(ent_keys, counts, first, e, id_keys[i], r * n_slots + s)
-            n_ent += 1
-        counts[e] += 1
-        ids[r] = e
+    for q in range(offsets.size - 1):
+        d = q * width + shift
+        for r in range(offsets[q], offsets[q + 1]):
+            i = ids_in[r + d]
+            if i < 0:
+                ids[r] = -1
+                continue
+            if i >= id_keys.size:
+                raise ValueError("an id past the key table")
+            e = np.int64(entry[i])
+            if e < 0:
+                e = n_ent
+                entry[i] = e
+                _new_entry(ent_keys, counts, first, e, id_keys[i], r * n_slots + s)
+                n_ent += 1
+            counts[e] += 1
+            ids[r] = e
     return n_ent
 
 
@@ -496,18 +511,6 @@ def member_keys(units, tid, keys):
         for k in range(units.shape[1]):
             h = _splitmix(h ^ np.uint64(units[g, k]))
         keys[g] = _finish(h)
-
-
-@njit(**_JIT)
-def member_ids(gram_id, offsets, lo, hi, base, out):
-    """``out[t]``: the n-gram id (-1: none) that the member reading at base
-    offset ``base`` sees at token t."""
-    width = hi - lo
-    for s in range(offsets.size - 1):
-        t0 = offsets[s]
-        x0 = t0 + s * width + base - lo
-        for t in range(offsets[s + 1] - t0):
-            out[t0 + t] = gram_id[x0 + t]
 
 
 @njit(**_JIT)

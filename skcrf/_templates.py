@@ -333,22 +333,22 @@ class _SharedGrams:
         the unit of each dense id), numbered once per source."""
         if src not in self._dense_ids:
             numbering = _kernels().SlotIndexer(self.units.n_tokens, 1)
-            numbering.add(self.sources[src].astype(np.uint64), 0)    # ABSENT (0): none
+            numbering.add(self.sources[src].view(np.uint64), 0)    # ABSENT (0): none
             self._dense_ids[src] = (numbering.ids[:, 0],
                                     numbering.ent_keys[:numbering.n_ent].astype(np.int64))
         return self._dense_ids[src]
 
-    def ids_and_keys(self, t):
-        """(n-gram id per token, key per n-gram) of member ``t``."""
+    def add_member(self, t, indexer, s):
+        """Number member ``t``'s features into slot ``s`` of ``indexer``: the
+        n-gram ids at its shift, read straight from the extended positions."""
         H = _kernels()
         sig = self._signature(t)
         gram_id, gram_units = self._numbered(sig)
         lo, hi = self.bounds[sig]
-        ids = np.empty(self.units.n_tokens, dtype=np.int32)
-        H.member_ids(gram_id, self.units.offsets, lo, hi, t.parts[0][1], ids)
         keys = np.empty(gram_units.shape[0], dtype=np.uint64)
         H.member_keys(gram_units, _template_id(t.description()), keys)
-        return ids, keys
+        indexer.add_ids(gram_id, keys, s, offsets=self.units.offsets, width=hi - lo,
+                        shift=t.parts[0][1] - lo)
 
 
 class TemplateSet:
@@ -419,7 +419,7 @@ class TemplateSet:
         shared = _SharedGrams(self.templates, units, sources, row)
         for t, s0 in zip(self.templates, self.slot0[:-1].tolist()):
             if shared.has(t):
-                indexer.add_ids(*shared.ids_and_keys(t), s0)
+                shared.add_member(t, indexer, s0)
                 continue
             if isinstance(t, CodedTemplate):
                 # written straight into the indexer's columns of codes

@@ -176,11 +176,15 @@ class Units:
         return self._cache[key]
 
     def source_matrix(self, keys):
-        """Rows of the given sources stacked as one (n_sources, n_tokens) array."""
-        out = np.empty((len(keys), self.n_tokens), dtype=np.int64)
-        for i, key in enumerate(keys):
-            out[i] = self.source(key)
-        return out
+        """Rows of the given sources stacked as one (n_sources, n_tokens) array
+        (computed once per Units and tuple of keys: do not write into it)."""
+        cache_key = ("_matrix", tuple(keys))
+        if cache_key not in self._cache:
+            out = np.empty((len(keys), self.n_tokens), dtype=np.int64)
+            for i, key in enumerate(keys):
+                out[i] = self.source(key)
+            self._cache[cache_key] = out
+        return self._cache[cache_key]
 
     def describe(self, key, ids):
         """Readable strings of source ``key``'s (non-padding) ids."""
