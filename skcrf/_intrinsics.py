@@ -3,7 +3,9 @@
 ``exp_nonpositive(x)`` is ``exp`` for ``x <= 0`` written as plain arithmetic
 (range reduction, a degree-13 polynomial, exponent bits), so that LLVM can
 vectorise the loops that call it; the libm ``exp`` it replaces is a scalar
-call. Within 1 ulp of ``np.exp`` (tested), 0 below -708.
+call. Within 1.1 ulp of the true value (tested against a long-double
+reference: 1.09 ulp at most, 1.00 with fused multiply-adds, as the kernels
+compile it; NumPy's exp: 1.00), 0 below -708.
 
 ``prefetch_row(M, i)`` asks the CPU to start loading row ``i`` of the
 C-contiguous 2-D array ``M`` into cache, and returns at once. The kernels

@@ -1,5 +1,7 @@
 """The hand-written helpers the kernels use in place of libm / missing Numba features."""
 
+from decimal import Decimal, getcontext
+
 import numpy as np
 import pytest
 from numba import njit
@@ -30,8 +32,20 @@ def _row_sums_with_prefetch(M, rows, out):
         out[k] = acc
 
 
+def _exact_exp(x):
+    """exp(x) to well beyond double precision, as long doubles (or Decimals where long
+    double is only a double): the oracle is the true value, not another libm's rounding
+    of it (NumPy's own exp is only faithfully rounded and differs between CPUs)."""
+    if np.finfo(np.longdouble).nmant >= 63:
+        return np.exp(x.astype(np.longdouble))
+    getcontext().prec = 40
+    return np.array([Decimal(v).exp() for v in x.tolist()], dtype=object)
+
+
 @pytest.mark.parametrize("exp_all", [_exp_all, _exp_all_fused])
-def test_exp_nonpositive_within_one_ulp_of_numpy(exp_all):
+def test_exp_nonpositive_within_1_25_ulp_of_the_true_value(exp_all):
+    # measured: at most 1.09 ulp without fused multiply-adds, 1.00 with them (NumPy's
+    # exp: 1.00); an error in the range reduction or a coefficient shows up as many ulps
     rng = np.random.default_rng(0)
     x = np.concatenate([
         -np.linspace(0.0, 708.0, 200_001),
@@ -41,9 +55,13 @@ def test_exp_nonpositive_within_one_ulp_of_numpy(exp_all):
     ])
     out = np.empty_like(x)
     exp_all(x, out)
-    ref = np.exp(x)
-    ulps = np.abs(out - ref) / np.spacing(ref)
-    assert ulps.max() <= 1.0, (x[np.argmax(ulps)], ulps.max())
+    exact = _exact_exp(x)
+    if exact.dtype == object:
+        err = np.array([float(abs(Decimal(o) - e)) for o, e in zip(out.tolist(), exact)])
+    else:
+        err = np.abs(out.astype(np.longdouble) - exact).astype(np.float64)
+    ulps = err / np.spacing(exact.astype(np.float64))
+    assert ulps.max() < 1.25, (x[np.argmax(ulps)], ulps.max())
 
 
 @pytest.mark.parametrize("exp_all", [_exp_all, _exp_all_fused])
