@@ -403,8 +403,9 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         """
         check_is_fitted(self)
         arrays = self._arrays(X)
-        return _split(self.classes_[self._predict_indices(arrays)].tolist(),
-                      arrays.offsets)
+        # an object array's take shares the label objects (no new str per token)
+        labels = self.classes_.astype(object)[self._predict_indices(arrays)]
+        return _split(labels.tolist(), arrays.offsets)
 
     def _predict_indices(self, arrays):
         if self.decoding == "marginal":
@@ -594,4 +595,5 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
 def _split(flat, offsets):
     """Per-sequence pieces of a per-token list or array."""
-    return [flat[offsets[i]:offsets[i + 1]] for i in range(offsets.size - 1)]
+    bounds = offsets.tolist()
+    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]

@@ -717,17 +717,38 @@ def _pair_counts(indptr, indices, data, offsets, y, weights, masks, ptr, counts)
 # --------------------------------------------------------------------------
 # inference: Viterbi, marginals, path scores, exact k-best
 # --------------------------------------------------------------------------
+@njit(inline="always", **_JIT)
+def _max_step(score, AT, E, t, L):
+    """Viterbi's forward step at t: the best score of each label, without
+    the argmax (see :func:`_viterbi_chunk`)."""
+    for j in range(L):
+        best = -np.inf
+        for i in range(L):
+            v = score[t - 1, i] + AT[j, i]
+            if v > best:
+                best = v
+        score[t, j] = best + E[t, j]
+
+
 @njit(**_JIT)
 def _viterbi_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
                    out, best_out):
     """Best path of each sequence of chunk ``c`` into ``out`` (label per
-    token) and its score into ``best_out`` (-inf: no allowed path)."""
+    token) and its score into ``best_out`` (-inf: no allowed path).
+
+    The forward pass keeps only the best score of each (t, label): no argmax,
+    no back-pointer table (measured on CoNLL-2002's test set, 9 labels:
+    3.7-3.9 against 3.9-4.2 ms, alternating runs); the way back recomputes
+    the argmax along the best path only, L terms per token. Ties go to the
+    lowest previous label, as a back-pointer table filled in the same order
+    would give: the values compared are the same floating-point numbers
+    either way."""
     lo, hi = bounds[c], bounds[c + 1]
     L = W.shape[1]
     maxT = _max_length(lo, hi, offsets)
     E = np.empty((maxT, L))
     score = np.empty((maxT, L))
-    back = np.empty((maxT, L), dtype=np.int32)
+    AT = np.ascontiguousarray(A.T)
     for s in range(lo, hi):
         t0 = offsets[s]
         T = offsets[s + 1] - t0
@@ -738,18 +759,7 @@ def _viterbi_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
         for j in range(L):
             score[0, j] = E[0, j] + start[j]
         for t in range(1, T):
-            for j in range(L):
-                best = -np.inf
-                arg = -1
-                for i in range(L):
-                    v = score[t - 1, i] + A[i, j]
-                    if v > best:
-                        best = v
-                        arg = i
-                if arg < 0:
-                    arg = 0
-                back[t, j] = arg
-                score[t, j] = best + E[t, j]
+            _max_step(score, AT, E, t, L)
         best = -np.inf
         arg = 0
         for j in range(L):
@@ -760,7 +770,14 @@ def _viterbi_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
         best_out[s] = best
         out[t0 + T - 1] = arg
         for t in range(T - 1, 0, -1):
-            arg = back[t, arg]
+            b = -np.inf
+            prev = 0
+            for i in range(L):
+                v = score[t - 1, i] + A[i, arg]
+                if v > b:
+                    b = v
+                    prev = i
+            arg = prev
             out[t0 + t - 1] = arg
 
 
