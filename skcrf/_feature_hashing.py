@@ -893,6 +893,15 @@ def unit_codes(ids, src_of, pad, absent, base, codes):
     ``src_of[j, k]``; -1: no part): ``base + i`` for the i-th distinct (source,
     id) in order of first appearance, ``-(id - pad)`` for a padding id.
     Returns the distinct (source, id) pairs (``u_src``, ``u_id``) in that order."""
+    direct = _direct_unit_codes(ids, src_of, pad, absent, base, codes)
+    if direct is not None:
+        return direct
+    return _hashed_unit_codes(ids, src_of, pad, absent, base, codes)
+
+
+@njit(**_JIT)
+def _hashed_unit_codes(ids, src_of, pad, absent, base, codes):
+    """:func:`unit_codes` for any ids: (source, id) numbered through a hash table."""
     n, m = ids.shape
     table = np.zeros((4096, 3), dtype=np.int64)     # 1 + source, id, code
     u_src = np.empty(1024, dtype=np.int64)
@@ -925,6 +934,72 @@ def unit_codes(ids, src_of, pad, absent, base, codes):
                 u_id[nu] = u
                 nu += 1
             codes[j, k] = base + table[i, 2]
+    return u_src[:nu].copy(), u_id[:nu].copy()
+
+
+#: ``unit_codes`` numbers ids through a direct-mapped array (one int32 per
+#: possible id of each source) when every source's ids lie in [0, this)
+_DIRECT_IDS = 1 << 22
+#: ... and when the slots of all sources together are at most this many
+#: (20 bytes of address space each, touched only where ids occur)
+_DIRECT_TOTAL = 1 << 25
+
+
+@njit(**_JIT)
+def _direct_unit_codes(ids, src_of, pad, absent, base, codes):
+    """:func:`unit_codes` when every non-padding id is in [0, _DIRECT_IDS) (code
+    points, types, classes — the word-segmentation sources): an array indexed
+    by (source, id) instead of a hash table, the same codes in the same order.
+    Returns None when some id is out of that range. The array is zero-filled
+    lazily by the OS, so only the pages of ids that occur are touched."""
+    n, m = ids.shape
+    n_src = 0
+    for j in range(n):
+        for k in range(m):
+            if src_of[j, k] + 1 > n_src:
+                n_src = src_of[j, k] + 1
+    top = np.zeros(n_src + 1, dtype=np.int64)
+    for j in range(n):
+        for k in range(m):
+            src = src_of[j, k]
+            if src < 0:
+                continue
+            u = ids[j, k]
+            if u >= pad or u == absent:
+                continue
+            if u < 0 or u >= _DIRECT_IDS:
+                return None
+            if u + 1 > top[src + 1]:
+                top[src + 1] = u + 1
+    for q in range(n_src):
+        top[q + 1] += top[q]                        # each source's start
+    if top[n_src] > _DIRECT_TOTAL:
+        return None
+    seen = np.zeros(top[n_src], dtype=np.int32)     # 1 + code; 0: not seen yet
+    # at most one entry per slot of ``seen``: sized once, never grown in the
+    # loop (an array reassigned inside the loop made it 6x slower: 70 vs 11 ms
+    # for SXU's 1.4M features)
+    u_src = np.empty(top[n_src], dtype=np.int64)
+    u_id = np.empty(top[n_src], dtype=np.int64)
+    nu = 0
+    for j in range(n):
+        for k in range(m):
+            src = src_of[j, k]
+            if src < 0:
+                continue
+            u = ids[j, k]
+            if u >= pad:
+                codes[j, k] = -(u - pad)
+                continue
+            if u == absent:
+                continue
+            at = top[src] + u
+            if seen[at] == 0:
+                u_src[nu] = src
+                u_id[nu] = u
+                nu += 1
+                seen[at] = nu
+            codes[j, k] = base + seen[at] - 1
     return u_src[:nu].copy(), u_id[:nu].copy()
 
 
@@ -994,25 +1069,39 @@ def dictionary_matches(cps, offsets, table):
     seq = np.empty(cap, dtype=np.int64)
     m = 0
     for s in range(offsets.size - 1):
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        for t in range(T):
-            h = np.uint64(0x12345)
-            for k in range(1, T - t + 1):
-                h = _step(h, cps[t0 + t + k - 1])
-                hk = h if h != np.uint64(0) else np.uint64(1)
-                i = _probe(table, hk)
-                if table[i, 0] != hk:
-                    break  # no dictionary word starts with this text
-                w = np.int64(table[i, 1])
-                if w == 0:
-                    continue
-                if m == start.size:
-                    start, length = _grown(start, 2 * m), _grown(length, 2 * m)
-                    word, seq = _grown(word, 2 * m), _grown(seq, 2 * m)
-                start[m], length[m], word[m], seq[m] = t0 + t, k, w, s
-                m += 1
+        while True:
+            m_next = _sequence_matches(cps, offsets[s], offsets[s + 1] - offsets[s], s,
+                                       table, start, length, word, seq, m)
+            if m_next >= 0:
+                break
+            start, length = _grown(start, 2 * m), _grown(length, 2 * m)
+            word, seq = _grown(word, 2 * m), _grown(seq, 2 * m)
+        m = m_next
     return start[:m], length[:m], word[:m], seq[:m]
+
+
+@njit(**_JIT)
+def _sequence_matches(cps, t0, T, s, table, start, length, word, seq, m):
+    """The matches of sequence ``s`` (rows t0..t0+T-1) written from ``m`` on;
+    returns the new count, or -1 when the arrays are full (the caller grows
+    them and asks again). The arrays are never reassigned here: growing them
+    inside this loop made the whole scan about 1.5x slower."""
+    for t in range(T):
+        h = np.uint64(0x12345)
+        for k in range(1, T - t + 1):
+            h = _step(h, cps[t0 + t + k - 1])
+            hk = h if h != np.uint64(0) else np.uint64(1)
+            i = _probe(table, hk)
+            if table[i, 0] != hk:
+                break  # no dictionary word starts with this text
+            w = np.int64(table[i, 1])
+            if w == 0:
+                continue
+            if m == start.size:
+                return -1
+            start[m], length[m], word[m], seq[m] = t0 + t, k, w, s
+            m += 1
+    return m
 
 
 @njit(**_JIT)

@@ -44,3 +44,33 @@ def test_fitted_featurizer_keeps_only_the_strings_of_kept_features():
     names = f.get_feature_names_out()
     assert "C[0]=common" in names and not any("rareword" in n for n in names)
     assert b"rareword" not in pickle.dumps(f)
+
+
+def test_direct_and_hashed_unit_numbering_agree():
+    """unit_codes numbers small ids through a direct-mapped array and any
+    other ids through a hash table: the same codes and order either way,
+    padding ids and absent parts handled alike."""
+    from skcrf import _feature_hashing as fh
+
+    rng = np.random.default_rng(0)
+    pad, absent, base = np.int64(1 << 40), np.int64(-5), np.int64(3)
+    ids = rng.integers(0, 50, size=(400, 3)).astype(np.int64)
+    ids[rng.random(ids.shape) < 0.1] = pad + 2
+    ids[rng.random(ids.shape) < 0.05] = absent
+    src_of = rng.integers(-1, 4, size=ids.shape).astype(np.int64)
+    a = np.zeros(ids.shape, dtype=np.int64)
+    b = np.zeros(ids.shape, dtype=np.int64)
+    ua = fh._direct_unit_codes(ids, src_of, pad, absent, base, a)
+    ub = fh._hashed_unit_codes(ids, src_of, pad, absent, base, b)
+    assert ua is not None
+    np.testing.assert_array_equal(a, b)
+    for x, y in zip(ua, ub):
+        np.testing.assert_array_equal(x, y)
+    assert ua[0].size == len({(s, i) for s, i in zip(src_of.ravel(), ids.ravel())
+                              if s >= 0 and 0 <= i < 50})
+    # an id out of the direct range: the direct path declines, unit_codes hashes
+    ids[0, 0], src_of[0, 0] = fh._DIRECT_IDS + 7, 0
+    assert fh._direct_unit_codes(ids, src_of, pad, absent, base, a) is None
+    c = np.zeros(ids.shape, dtype=np.int64)
+    uc = fh.unit_codes(ids, src_of, pad, absent, base, c)
+    assert c[0, 0] == base and uc[1][0] == fh._DIRECT_IDS + 7
