@@ -68,11 +68,17 @@ def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, mi
     folded = bool((seq_fold >= 0).any())
     hcur = _unigram_hashes(cps)           # rolling hash of the n-gram at each position
     bins = np.zeros((n_bin_rows, max(max_n - 1, 0)), dtype=np.uint8)
-    out_keys, out_av = [], []
-    # work space, sized for the most occurrences (n = 2) and reused
+    # work space, sized for the most occurrences (n = 2) and reused; all is
+    # allocated here with NumPy, which asks for huge pages for large arrays
+    # (Numba's allocator does not: 4 KiB page faults cost system time)
     n_occ = int((np.diff(offsets) - 1).clip(0).sum())
     occ = _occurrence_arrays(n_occ)
     by_bucket = _occurrence_arrays(n_occ)
+    # the n-grams of every n, written one n after another (pages never
+    # written are never touched)
+    keys = np.empty(max(max_n - 1, 0) * n_occ, dtype=np.uint64)
+    av = np.empty(keys.size, dtype=np.int64)
+    n_keys = 0
     for n in range(2, max_n + 1):
         m = _ngrams(cps, offsets, seq_fold, n, hcur, *occ)
         if m == 0:
@@ -80,14 +86,10 @@ def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, mi
         # the occurrences in buckets of the top bits of their n-gram key
         start = _bucket_sort(*occ, m, _BUCKET_OCCURRENCES, *by_bucket)
         biggest = int(np.diff(start).max())
-        keys, av = _count_buckets(*(a[:m] for a in by_bucket), start, n, n_bins, folded,
-                                  H.pow2_at_least(2 * biggest), H.pow2_at_least(4 * biggest),
-                                  bins, min_av)
-        out_keys.append(keys)
-        out_av.append(av)
-    if not out_keys:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), bins
-    return np.concatenate(out_keys), np.concatenate(out_av), bins
+        n_keys = _count_buckets(*(a[:m] for a in by_bucket), start, n, n_bins, folded,
+                                H.pow2_at_least(2 * biggest), H.pow2_at_least(4 * biggest),
+                                bins, min_av, keys, av, n_keys)
+    return keys[:n_keys], av[:n_keys], bins
 
 
 def _occurrence_arrays(n):
@@ -162,13 +164,11 @@ def _slot(tab, mask, h, k0, k1):
 
 @njit(**_JIT)
 def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsize, psize,
-                   bins, min_av):
+                   bins, min_av, keys, av, n_keys):
     """Count every bucket with tables of ``gsize`` (n-grams) and ``psize``
-    ((n-gram, neighbour) pairs and (n-gram, fold) entries) rows, reused."""
-    m = start[-1]
-    keys = np.empty(m, dtype=np.uint64)
-    av = np.empty(m, dtype=np.int64)
-    n_keys = 0
+    ((n-gram, neighbour) pairs and (n-gram, fold) entries) rows, reused; the
+    key and AV of every n-gram with AV >= ``min_av`` written to ``keys`` and
+    ``av`` from ``n_keys`` on. Returns the new count."""
     # n-grams: key, 0 | left count, right count
     grams = np.zeros((gsize, 4), dtype=np.int64)
     gk = grams.view(np.uint64)
@@ -274,7 +274,7 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, folded, gsi
             pairs[used_p[q], 0] = 0
         for q in range(ns):
             single[used_s[q], 0] = 0
-    return keys[:n_keys].copy(), av[:n_keys].copy()
+    return n_keys
 
 
 @njit(**_JIT)

@@ -204,7 +204,8 @@ class SlotIndexer:
         if self.n_ent + n + 1 >= self.ent_keys.size:
             size = max(2 * self.ent_keys.size, self.n_ent + n + 1024)
             self.ent_keys, self.counts, self.first = (
-                _grown(a, size) for a in (self.ent_keys, self.counts, self.first))
+                _np_grown(a, self.n_ent, size)
+                for a in (self.ent_keys, self.counts, self.first))
 
     def add(self, col, s):
         """Number the keys ``col`` (n_rows,) uint64 of slot s (0: no key)."""
@@ -269,7 +270,8 @@ class SlotIndexer:
         self._reserve(min(id_keys.size, self.n_rows))
         self.n_ent = _index_ids(ids, offsets, width, shift, id_keys, s, self.n_slots,
                                 self.n_ent, self.ent_keys, self.counts, self.first,
-                                self.ids[:, self.slot_col[s]])
+                                self.ids[:, self.slot_col[s]],
+                                np.full(id_keys.size, -1, dtype=np.int32))
 
     def finish(self):
         n_ent, n_rows, n_slots = self.n_ent, self.n_rows, self.n_slots
@@ -279,15 +281,17 @@ class SlotIndexer:
                                                          self.first))
         canon = (np.arange(n_ent) if self.disjoint_slots
                  else _canonical_entries(ent_keys, first))
-        column = _columns(canon, first, n_slots, n_rows)
+        column = np.empty(n_ent, dtype=np.int32)
+        _columns(canon, first, n_slots, np.zeros(n_rows + 1, dtype=np.int64), column)
         n_cols = int(column.max()) + 1 if n_ent else 0
         col_keys = np.empty(n_cols, dtype=np.uint64)
         col_counts = np.zeros(n_cols, dtype=np.int64)
         col_first = np.full(n_cols, np.iinfo(np.int64).max, dtype=np.int64)
         _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_first)
-        indptr, indices = _csr_of_ids(self.ids, self.codes, self.coded, self.slot_col,
-                                      self.code_entry, column.astype(np.int32),
-                                      int(counts.sum()))
+        indptr = np.zeros(n_rows + 1, dtype=np.int64)
+        indices = np.empty(int(counts.sum()), dtype=np.int32)
+        _csr_of_ids(self.ids, self.codes, self.coded, self.slot_col, self.code_entry,
+                    column, indptr, indices)
         self.ids = self.codes = None
         return KeyIndex(col_keys, col_counts, col_first, indptr, indices)
 
@@ -375,11 +379,11 @@ def _index_codes(codes, code_keys, s, n_slots, n_ent, ent_keys, counts, first, e
 
 @njit(**_JIT)
 def _index_ids(ids_in, offsets, width, shift, id_keys, s, n_slots, n_ent, ent_keys,
-               counts, first, ids):
+               counts, first, ids, entry):
     """Number one slot given as ids into ``id_keys`` (-1: none): an entry per
     id that occurs, in order of first occurrence; row r of sequence q reads
-    ``ids_in[r + q * width + shift]``. Returns the entries."""
-    entry = np.full(id_keys.size, -1, dtype=np.int32)
+    ``ids_in[r + q * width + shift]``; ``entry``: -1 per id, work space.
+    Returns the entries."""
     for q in range(offsets.size - 1):
         d = q * width + shift
         for r in range(offsets[q], offsets[q + 1]):
@@ -522,6 +526,14 @@ def codes_to_keys(codes, code_keys, keys, slot0):
             keys[t, slot0 + k] = code_keys[k, c] if c != 0 else np.uint64(0)
 
 
+def _np_grown(a, n, size):
+    """The first n elements of ``a`` in a new NumPy array of ``size`` (the
+    rest unset; NumPy asks for huge pages for large arrays, Numba does not)."""
+    out = np.empty(size, dtype=a.dtype)
+    out[:n] = a[:n]
+    return out
+
+
 @njit(**_JIT)
 def _grown(a, size):
     """``a`` copied into a new array of ``size`` elements (the rest unset)."""
@@ -606,14 +618,14 @@ def _canonical_entries(ent_keys, first):
 
 
 @njit(**_JIT)
-def _columns(canon, first, n_slots, n_rows):
-    """Column of every entry: the canonical entries (``canon[e] == e``) are
-    numbered in order of first occurrence by a counting sort on the row of it
-    (entries come slot by slot, so within a row they stay in slot order);
-    the others take their canonical entry's column."""
+def _columns(canon, first, n_slots, rstart, column):
+    """Column of every entry, into ``column``: the canonical entries
+    (``canon[e] == e``) are numbered in order of first occurrence by a
+    counting sort on the row of it (entries come slot by slot, so within a row
+    they stay in slot order); the others take their canonical entry's column.
+    ``rstart``: n_rows + 1 zeros, work space."""
     n = canon.size
-    column = np.empty(n, dtype=np.int64)
-    rstart = np.zeros(n_rows + 1, dtype=np.int64)
+    n_rows = rstart.size - 1
     for e in range(n):
         if canon[e] == e:
             rstart[first[e] // n_slots + 1] += 1
@@ -628,7 +640,6 @@ def _columns(canon, first, n_slots, n_rows):
     for e in range(n):
         if canon[e] != e:
             column[e] = column[canon[e]]
-    return column
 
 
 @njit(**_JIT)
@@ -642,16 +653,18 @@ def _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_f
 
 
 @njit(**_JIT)
-def _csr_of_ids(ids, codes, coded, slot_col, code_entry, column, nnz):
+def _csr_of_ids(ids, codes, coded, slot_col, code_entry, column, indptr, indices):
     """CSR rows of the columns of the ``nnz`` entries of every slot, in slot
     order within a row: a keyed slot's entries are in ``ids`` (n_rows,
     n_keyed, Fortran-ordered; -1: none), a coded slot's are its codes in
     ``codes`` (0: none) through ``code_entry``. A block of rows at a time, so
-    that every slot's column is read in order."""
-    n_rows = ids.shape[0] if ids.shape[1] else codes.shape[0]
+    that every slot's column is read in order. Written into ``indptr``
+    (n_rows + 1, zero-filled) and ``indices`` (nnz): the caller allocates
+    them with NumPy, which asks the kernel for huge pages for large arrays
+    (Numba's allocator does not: 26M indices took 70x more page faults and
+    ~40 ms more system time)."""
+    n_rows = indptr.size - 1
     n_slots = coded.size
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    indices = np.empty(nnz, dtype=np.int32)
     block = 512
     pos = np.empty(block, dtype=np.int64)
     col_of = np.empty((code_entry.shape[0], 256), dtype=np.int32)
@@ -1053,31 +1066,42 @@ def seen_in_other_folds(hits, w, fold):
             return True
     return False
 
-@njit(**_JIT)
+
 def dictionary_matches(cps, offsets, table):
     """Every match of a dictionary word in the text: ``(start, length, word,
-    sequence)`` arrays, in text order.
+    sequence)`` int64 arrays, in text order.
 
     Every match of every length is found (not greedy maximum matching): from
     each position the scan extends while the text so far is a prefix of some
     dictionary word (``table``: see :func:`hash_words`). Matches never cross
-    sequence boundaries."""
-    cap = max(16, cps.size)
-    start = np.empty(cap, dtype=np.int64)
-    length = np.empty(cap, dtype=np.int64)
-    word = np.empty(cap, dtype=np.int64)
-    seq = np.empty(cap, dtype=np.int64)
-    m = 0
-    for s in range(offsets.size - 1):
-        while True:
-            m_next = _sequence_matches(cps, offsets[s], offsets[s + 1] - offsets[s], s,
-                                       table, start, length, word, seq, m)
-            if m_next >= 0:
-                break
-            start, length = _grown(start, 2 * m), _grown(length, 2 * m)
-            word, seq = _grown(word, 2 * m), _grown(seq, 2 * m)
+    sequence boundaries. The arrays are allocated here, with NumPy (huge pages
+    for large arrays, unlike Numba's allocator), room for two matches per
+    character first, and grown when the scan stops full."""
+    out = np.empty((4, max(16, 2 * cps.size)), dtype=np.int64)
+    s, m = 0, 0
+    while True:
+        s, m = _matches_from(cps, offsets, table, s, m, out)
+        if s == offsets.size - 1:
+            return out[0, :m], out[1, :m], out[2, :m], out[3, :m]
+        grown = np.empty((4, 2 * out.shape[1]), dtype=np.int64)
+        grown[:, :m] = out[:, :m]
+        out = grown
+
+
+@njit(**_JIT)
+def _matches_from(cps, offsets, table, s, m, out):
+    """The matches of sequences s, s + 1, ... written to the rows of ``out``
+    (start, length, word, sequence) from column m on, until the last sequence
+    or until ``out`` is full; returns (first sequence not written, matches)."""
+    start, length, word, seq = out[0], out[1], out[2], out[3]
+    while s < offsets.size - 1:
+        m_next = _sequence_matches(cps, offsets[s], offsets[s + 1] - offsets[s], s,
+                                   table, start, length, word, seq, m)
+        if m_next < 0:
+            break
         m = m_next
-    return start[:m], length[:m], word[:m], seq[:m]
+        s += 1
+    return s, m
 
 
 @njit(**_JIT)

@@ -290,3 +290,25 @@ def test_pair_ids_number_distinct_pairs():
         seen.setdefault((u, v), x)
         assert first[ids[x]] == seen[(u, v)]
     assert len(set(ids[ids >= 0].tolist())) == len(seen) == first.size
+
+
+def test_dictionary_matches_are_every_match_even_past_the_first_allocation():
+    """Every (start, length) whose text is a dictionary word, per sequence, in
+    text order, against a brute-force scan; the text has five matches per
+    character, past the two per character first allocated, so the scan stops
+    full and resumes twice."""
+    from skcrf._cws_features import _word_table
+
+    sents = ["a" * 20, "ba", "", "aab" * 7]
+    words = ["a", "aa", "aaa", "aaaa", "aaaaa", "ab", "bab"]
+    n_words, table, _ = _word_table(words)
+    order = sorted(words)
+    cps = np.array([ord(c) for c in "".join(sents)], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(s) for s in sents]).astype(np.int64)
+    start, length, word, seq = H.dictionary_matches(cps, offsets, table)
+    expected = [(offsets[q] + i, k, order.index(s[i:i + k]) + 1, q)
+                for q, s in enumerate(sents) for i in range(len(s))
+                for k in range(1, len(s) - i + 1) if s[i:i + k] in words]
+    assert len(expected) > 2 * cps.size
+    assert list(zip(start.tolist(), length.tolist(), word.tolist(), seq.tolist())) \
+        == [tuple(int(v) for v in e) for e in expected]
