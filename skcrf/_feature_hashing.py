@@ -288,10 +288,14 @@ class SlotIndexer:
         col_counts = np.zeros(n_cols, dtype=np.int64)
         col_first = np.full(n_cols, np.iinfo(np.int64).max, dtype=np.int64)
         _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_first)
+        nnz = int(counts.sum())
         indptr = np.zeros(n_rows + 1, dtype=np.int64)
-        indices = np.empty(int(counts.sum()), dtype=np.int32)
+        indices = np.empty(nnz + 1, dtype=np.int32)     # + 1: scratch
         _csr_of_ids(self.ids, self.codes, self.coded, self.slot_col, self.code_entry,
-                    column, indptr, indices)
+                    column if n_ent else np.full(1, -1, dtype=np.int32), indptr, indices)
+        if indptr[-1] != nnz:
+            raise RuntimeError(f"CSR rows hold {indptr[-1]} features, counted {nnz}.")
+        indices = indices[:nnz]
         self.ids = self.codes = None
         return KeyIndex(col_keys, col_counts, col_first, indptr, indices)
 
@@ -654,57 +658,50 @@ def _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_f
 
 @njit(**_JIT)
 def _csr_of_ids(ids, codes, coded, slot_col, code_entry, column, indptr, indices):
-    """CSR rows of the columns of the ``nnz`` entries of every slot, in slot
-    order within a row: a keyed slot's entries are in ``ids`` (n_rows,
-    n_keyed, Fortran-ordered; -1: none), a coded slot's are its codes in
-    ``codes`` (0: none) through ``code_entry``. A block of rows at a time, so
-    that every slot's column is read in order. Written into ``indptr``
-    (n_rows + 1, zero-filled) and ``indices`` (nnz): the caller allocates
-    them with NumPy, which asks the kernel for huge pages for large arrays
-    (Numba's allocator does not: 26M indices took 70x more page faults and
-    ~40 ms more system time)."""
+    """CSR rows of the columns of the entries of every slot, in slot order
+    within a row: a keyed slot's entries are in ``ids`` (n_rows, n_keyed,
+    Fortran-ordered; -1: none), a coded slot's are its codes in ``codes``
+    (0: none) through ``code_entry``. Written into ``indptr`` (n_rows + 1,
+    zero-filled) and ``indices`` (nnz + 1: the last element is scratch); the
+    caller allocates them with NumPy, which asks the kernel for huge pages for
+    large arrays (Numba's allocator does not: 26M indices took 70x more page
+    faults and ~40 ms more system time).
+
+    A block of rows at a time: each slot's column of the block is read in
+    order into a small row-major stage (-1 where the slot has no feature),
+    then the stage is compacted row by row into ``indices`` without a branch
+    (every value is written at the next free place, which advances only for a
+    feature: the next value overwrites a -1). Against counting each row first
+    and scattering each slot's features into the rows, with a branch per
+    code: 76 against 122-136 ms for SXU's 25.8M features."""
     n_rows = indptr.size - 1
     n_slots = coded.size
-    block = 512
-    pos = np.empty(block, dtype=np.int64)
+    block = min(512, max(16, 32768 // max(n_slots, 1)))     # stage <= 128 KiB
+    stage = np.empty((block, n_slots), dtype=np.int32)
     col_of = np.empty((code_entry.shape[0], 256), dtype=np.int32)
     for c in range(code_entry.shape[0]):
         for k in range(256):
-            e = code_entry[c, k]
+            e = code_entry[c, k]                    # code 0 (no feature): -1
             col_of[c, k] = column[e] if e >= 0 else -1
+    q = 0
     for r0 in range(0, n_rows, block):
         r1 = min(r0 + block, n_rows)
-        for r in range(r0, r1):
-            pos[r - r0] = 0
         for s in range(n_slots):
             j = slot_col[s]
             if coded[s]:
                 for r in range(r0, r1):
-                    pos[r - r0] += codes[r, j] != 0
-            else:
-                for r in range(r0, r1):
-                    pos[r - r0] += ids[r, j] >= 0
-        q = indptr[r0]
-        for r in range(r0, r1):
-            c = pos[r - r0]
-            pos[r - r0] = q
-            q += c
-            indptr[r + 1] = q
-        for s in range(n_slots):
-            j = slot_col[s]
-            if coded[s]:
-                for r in range(r0, r1):
-                    k = codes[r, j]
-                    if k != 0:
-                        indices[pos[r - r0]] = col_of[j, k]
-                        pos[r - r0] += 1
+                    stage[r - r0, s] = col_of[j, codes[r, j]]
             else:
                 for r in range(r0, r1):
                     e = ids[r, j]
-                    if e >= 0:
-                        indices[pos[r - r0]] = column[e]
-                        pos[r - r0] += 1
-    return indptr, indices
+                    v = column[max(e, 0)]
+                    stage[r - r0, s] = v if e >= 0 else -1
+        for r in range(r0, r1):
+            for s in range(n_slots):
+                v = stage[r - r0, s]
+                indices[q] = v
+                q += v >= 0
+            indptr[r + 1] = q
 
 
 @njit(**_JIT)
