@@ -68,9 +68,7 @@ def accessor_variety_stats(cps, offsets, max_n, seq_fold, n_bins, n_bin_rows, mi
     n_folds = int(seq_fold.max()) + 1 if seq_fold.size and seq_fold.max() >= 0 else 0
     hcur = _unigram_hashes(cps)           # rolling hash of the n-gram at each position
     bins = np.zeros((n_bin_rows, max(max_n - 1, 0)), dtype=np.uint8)
-    # work space, sized for the most occurrences (n = 2) and reused; all is
-    # allocated here with NumPy, which asks for huge pages for large arrays
-    # (Numba's allocator does not: 4 KiB page faults cost system time)
+    # work space, sized for the most occurrences (n = 2) and reused
     n_occ = int((np.diff(offsets) - 1).clip(0).sum())
     occ = _occurrence_arrays(n_occ)
     by_bucket = _occurrence_arrays(n_occ)
@@ -165,9 +163,11 @@ def _find(tab, shift, mask, k):
 
 
 @njit(**_JIT)
-def _log2(p):
-    b = 0
-    while (1 << b) < p:
+def _bits_at_least(n):
+    """Bits of a table with at least n rows (and at least 16: see
+    :func:`~skcrf._feature_hashing.pow2_at_least`)."""
+    b = 4
+    while (1 << b) < n:
         b += 1
     return b
 
@@ -208,11 +208,9 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, n_folds, gs
         cnt = hi - lo
         if cnt == 0:
             continue
-        gp = H.pow2_at_least(2 * cnt)
-        pp = H.pow2_at_least(4 * cnt)
-        gm, pm = gp - 1, pp - 1
-        gsh = np.uint64(64 - _log2(gp))
-        psh = np.uint64(64 - _log2(pp))
+        gbits, pbits = _bits_at_least(2 * cnt), _bits_at_least(4 * cnt)
+        gm, pm = (1 << gbits) - 1, (1 << pbits) - 1
+        gsh, psh = np.uint64(64 - gbits), np.uint64(64 - pbits)
         ng, npairs = 0, 0
         for j in range(lo, hi):
             g = pg[j]
@@ -239,35 +237,21 @@ def _count_buckets(pg, pleft, pright, pfold, ppos, start, n, n_bins, n_folds, gs
             mark = f + 1 if f >= 0 else _MULTI
             # each side's neighbour c (< 0: a sequence boundary, always new):
             # a new (n-gram, neighbour) pair counts; one seen in a second
-            # fold is marked _MULTI (written out twice: through a helper,
-            # even one inlined by Numba, the kernel took 145 instead of 130 ms)
-            hq = (q + 1) << 32
-            c = np.int64(pleft[j])
-            if c < 0:
-                lcount[q] += 1
-            else:
-                k = hq | (1 + 2 * c)
+            # fold is marked _MULTI
+            for side in range(2):
+                c = np.int64(pleft[j] if side == 0 else pright[j])
+                count = lcount if side == 0 else rcount
+                if c < 0:
+                    count[q] += 1
+                    continue
+                k = ((q + 1) << 32) | (1 + side + 2 * c)
                 p = _find(pairs, psh, pm, k)
                 if pairs[p, 0] == 0:
                     pairs[p, 0] = k
                     pairs[p, 1] = mark
                     used_p[npairs] = p
                     npairs += 1
-                    lcount[q] += 1
-                elif pairs[p, 1] != _MULTI and pairs[p, 1] != mark:
-                    pairs[p, 1] = _MULTI
-            c = np.int64(pright[j])
-            if c < 0:
-                rcount[q] += 1
-            else:
-                k = hq | (2 + 2 * c)
-                p = _find(pairs, psh, pm, k)
-                if pairs[p, 0] == 0:
-                    pairs[p, 0] = k
-                    pairs[p, 1] = mark
-                    used_p[npairs] = p
-                    npairs += 1
-                    rcount[q] += 1
+                    count[q] += 1
                 elif pairs[p, 1] != _MULTI and pairs[p, 1] != mark:
                     pairs[p, 1] = _MULTI
         for q in range(ng):

@@ -1088,41 +1088,32 @@ def dictionary_matches(cps, offsets, table):
 @njit(**_JIT)
 def _matches_from(cps, offsets, table, s, m, out):
     """The matches of sequences s, s + 1, ... written to the rows of ``out``
-    (start, length, word, sequence) from column m on, until the last sequence
-    or until ``out`` is full; returns (first sequence not written, matches)."""
+    (start, length, word, sequence) from column m on, a whole sequence at a
+    time, until the last sequence or until a sequence does not fit; returns
+    (first sequence not written, matches). ``out`` is never reassigned here:
+    growing arrays inside this loop made the whole scan about 1.5x slower."""
     start, length, word, seq = out[0], out[1], out[2], out[3]
     while s < offsets.size - 1:
-        m_next = _sequence_matches(cps, offsets[s], offsets[s + 1] - offsets[s], s,
-                                   table, start, length, word, seq, m)
-        if m_next < 0:
-            break
-        m = m_next
+        t0, T = offsets[s], offsets[s + 1] - offsets[s]
+        m_seq = m
+        for t in range(T):
+            h = np.uint64(0x12345)
+            for k in range(1, T - t + 1):
+                h = _step(h, cps[t0 + t + k - 1])
+                hk = h if h != np.uint64(0) else np.uint64(1)
+                i = _probe(table, hk)
+                if table[i, 0] != hk:
+                    break  # no dictionary word starts with this text
+                w = np.int64(table[i, 1])
+                if w == 0:
+                    continue
+                if m_seq == start.size:
+                    return s, m         # full: the caller grows out, asks again
+                start[m_seq], length[m_seq], word[m_seq], seq[m_seq] = t0 + t, k, w, s
+                m_seq += 1
+        m = m_seq
         s += 1
     return s, m
-
-
-@njit(**_JIT)
-def _sequence_matches(cps, t0, T, s, table, start, length, word, seq, m):
-    """The matches of sequence ``s`` (rows t0..t0+T-1) written from ``m`` on;
-    returns the new count, or -1 when the arrays are full (the caller grows
-    them and asks again). The arrays are never reassigned here: growing them
-    inside this loop made the whole scan about 1.5x slower."""
-    for t in range(T):
-        h = np.uint64(0x12345)
-        for k in range(1, T - t + 1):
-            h = _step(h, cps[t0 + t + k - 1])
-            hk = h if h != np.uint64(0) else np.uint64(1)
-            i = _probe(table, hk)
-            if table[i, 0] != hk:
-                break  # no dictionary word starts with this text
-            w = np.int64(table[i, 1])
-            if w == 0:
-                continue
-            if m == start.size:
-                return -1
-            start[m], length[m], word[m], seq[m] = t0 + t, k, w, s
-            m += 1
-    return m
 
 
 @njit(**_JIT)
