@@ -3,7 +3,10 @@ on the same problems, alternating, each in its own process: an A/B test of a
 kernel change.
 
     python benchmarks/ab_evaluation.py /path/to/checkout_A /path/to/checkout_B \
-        --data ../shared/data/conll2002
+        --data ../shared/data/conll2002 [--problems conll2002 sxu synthetic22]
+
+(``sxu``: the SIGHAN 2008 SXU training text with the ``bench_sxu.py``
+features, read from ``--sxu-data``.)
 """
 
 import argparse
@@ -29,6 +32,11 @@ def child(problem, threads, data):
 
         Xtr, ytr, Xte, _ = load_conll2002(data)
         S, _ = vectorise(Xtr, Xte)
+        flat = np.concatenate([np.asarray(s) for s in ytr])
+    elif problem == "sxu":
+        from bench_sxu import featurise
+
+        _, S, ytr, _, _ = featurise(data, None)
         flat = np.concatenate([np.asarray(s) for s in ytr])
     else:
         from bench_memory import SYNTH
@@ -57,6 +65,10 @@ def main():
     ap.add_argument("checkouts", nargs="*")
     ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
                                                     "conll2002"))
+    ap.add_argument("--sxu-data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                                                        "sighan2008_sxu"))
+    ap.add_argument("--problems", nargs="+", default=["conll2002", "synthetic22"],
+                    choices=["conll2002", "sxu", "synthetic22"])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--child", nargs=2, default=None)
     args = ap.parse_args()
@@ -70,7 +82,8 @@ def main():
     print("| problem | threads | " + " | ".join(os.path.basename(c.rstrip("/")) or c
                                               for c in args.checkouts) + " |")
     print("|---|---|" + "---|" * len(args.checkouts), flush=True)
-    for problem in ("conll2002", "synthetic22"):
+    for problem in args.problems:
+        data = args.sxu_data if problem == "sxu" else args.data
         for threads in (1, 2):
             best = {c: [] for c in args.checkouts}
             for _ in range(args.rounds):
@@ -78,7 +91,7 @@ def main():
                     env = dict(os.environ, PYTHONPATH=os.path.abspath(c))
                     out = subprocess.run(
                         [sys.executable, os.path.abspath(__file__), "--child", problem,
-                         str(threads), "--data", args.data],
+                         str(threads), "--data", data],
                         capture_output=True, text=True, env=env, cwd=HERE)
                     if out.returncode:
                         sys.exit(out.stderr)

@@ -64,8 +64,8 @@ def _stage_forward_backward(offsets, E, expA, es, ee, U, alpha, beta, scale, wor
 def _stage_state_counts(indptr, indices, data, offsets, alpha, beta, gW, work):
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
-        K._accumulate_state_counts(indptr, indices, data, a, b - a, alpha[a:b],
-                                   beta[a:b], 1.0, gW, work)
+        P = alpha[a:b] * beta[a:b]   # (the objective forms this in place)
+        K._add_state_counts(indptr, indices, data, a, b - a, P, gW)
 
 
 # ---------------------------------------------------------------- machine limits

@@ -43,6 +43,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._intrinsics import exp_nonpositive, prefetch_row
+from ._lanes import (N_LANES, vadd, vdiv, vfma, vhmin, vlane, vload, vmax, vmin, vmul,
+                     vsplat, vstore, vsub, vsum)
 
 _JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 # The recursions may reassociate sums and fuse multiply-adds, so that their
@@ -295,22 +297,21 @@ def _forward_backward_log(E, A, start, end, la, lb):
 
 
 @njit(**_JIT)
-def _accumulate_state_counts(indptr, indices, data, t0, T, alpha, beta, w, gW, work):
-    """Expected state counts of one sequence: gW[f, :] += w * x_tf * P(y_t = .)
-    for every non-zero (t, f), with P(y_t = j) = alpha[t, j] * beta[t, j]."""
+def _add_state_counts(indptr, indices, data, t0, T, P, gW):
+    """Expected state counts of one sequence: gW[f, :] += x_tf * P[t, :] for
+    every non-zero (t, f) of tokens t0..t0+T-1, with ``P[t]`` the token's node
+    marginals times the sequence weight."""
     L = gW.shape[1]
     nnz = indices.size
     dm = _value_mask(data, indices)
     for t in range(T):
-        for j in range(L):
-            work[j] = w * alpha[t, j] * beta[t, j]
         for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
             if p + PREFETCH_DISTANCE < nnz:
                 prefetch_row(gW, indices[p + PREFETCH_DISTANCE])
             f = indices[p]
             v = data[p & dm]
             for j in range(L):
-                gW[f, j] += v * work[j]
+                gW[f, j] += v * P[t, j]
 
 
 @njit(**_JIT)
@@ -398,6 +399,194 @@ def _max_length(lo, hi, offsets):
 
 
 # --------------------------------------------------------------------------
+# eight sequences of one length at once, one per SIMD lane (skcrf._lanes)
+# --------------------------------------------------------------------------
+@njit(**_JIT)
+def _lane_run(i, hi, order, offsets):
+    """How many sequences from position ``i`` of ``order`` go through the
+    next step: ``N_LANES`` when ``order[i:i + N_LANES]`` (sorted by length
+    within the range ``..hi``) all have the same length > 0, else 1."""
+    if i + N_LANES > hi:
+        return 1
+    s0, s1 = order[i], order[i + N_LANES - 1]
+    T = offsets[s0 + 1] - offsets[s0]
+    if T > 0 and offsets[s1 + 1] - offsets[s1] == T:
+        return N_LANES
+    return 1
+
+
+@njit(**_JIT)
+def _lane_buffers(maxT, L):
+    """Work arrays of :func:`_lane_posteriors` for sequences up to ``maxT``
+    long: (E, U8, alpha8, beta8, scale8, work8, w8); the ``*8`` are lane
+    arrays (``skcrf._lanes``), ``E`` one sequence's emissions."""
+    n = max(maxT, 1) * L * N_LANES
+    return (np.empty((max(maxT, 1), L)), np.empty(n), np.empty(n), np.empty(n),
+            np.empty(max(maxT, 1) * N_LANES), np.empty(L * N_LANES), np.empty(N_LANES))
+
+
+@njit(**_JIT)
+def _reachable(expA, exp_start, maxT):
+    """``reach[t, j]``: whether label j can be reached at position t at all
+    (some allowed path leads there; the same for every sequence). The scaled
+    recursion's underflow test (:func:`_underflowed`) asks exactly this of a
+    forward value found below the smallest normal number, provided that no
+    value before it underflowed."""
+    L = expA.shape[0]
+    reach = np.zeros((max(maxT, 1), L), dtype=np.bool_)
+    for j in range(L):
+        reach[0, j] = exp_start[j] > 0.0
+    for t in range(1, maxT):
+        for i in range(L):
+            if reach[t - 1, i]:
+                for j in range(L):
+                    if expA[i, j] > 0.0:
+                        reach[t, j] = True
+    return reach
+
+
+@njit(**_JIT_EXP)
+def _exp_flat(u, n):
+    """u[:n] = exp(u[:n]) for u <= 0 (as :func:`_exp_shifted`)."""
+    for k in range(n):
+        u[k] = exp_nonpositive(u[k])
+
+
+@njit(**_JIT)
+def _lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
+                     exp_start, exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
+    """Forward-backward of the ``N_LANES`` sequences ``seqs``, all of length T,
+    side by side: the same arithmetic as :func:`_forward_backward` on each
+    (scaled recursion, expected transition counts on the way back), on lane
+    vectors. Lane arrays are laid out (t, label, lane).
+
+    Returns False, having changed nothing but the work arrays, when any of
+    the sequences needs the underflow-safe path (the caller then runs them
+    one by one through :func:`_sequence_marginals`). Otherwise writes each
+    sequence's log Z to ``logz_out``, adds its weight times its expected
+    transition counts to the lane array ``gA8`` ((i, j, lane), summed over
+    lanes by the caller) and its start / end marginals to ``gS`` / ``gE``, and
+    leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[2]``)."""
+    E, U8, alpha8, beta8, scale8, work8, w8 = lb
+    L = W.shape[1]
+    NL = N_LANES
+    # emissions, one sequence at a time, into lane b of U8
+    for b in range(NL):
+        _emissions(indptr, indices, data, offsets[seqs[b]], T, W, E)
+        for t in range(T):
+            for j in range(L):
+                U8[(t * L + j) * NL + b] = E[t, j]
+        w8[b] = weights[seqs[b]]
+    # U = exp(E - max_j E), the maxima summed per lane
+    maxima = vsplat(0.0)
+    for t in range(T):
+        k0 = t * L * NL
+        m = vload(U8, k0)
+        for j in range(1, L):
+            m = vmax(m, vload(U8, k0 + j * NL))
+        for j in range(L):
+            vstore(U8, k0 + j * NL, vsub(vload(U8, k0 + j * NL), m))
+        maxima = vadd(maxima, m)
+    _exp_flat(U8, T * L * NL)
+    # forward, tracking the smallest reachable value of each lane
+    lowest = vsplat(np.inf)
+    s = vsplat(0.0)
+    for j in range(L):
+        a = vmul(vsplat(exp_start[j]), vload(U8, j * NL))
+        vstore(alpha8, j * NL, a)
+        s = vadd(s, a)
+        if reach[0, j]:
+            lowest = vmin(lowest, a)
+    vstore(scale8, 0, s)
+    inv = vdiv(vsplat(1.0), s)
+    for j in range(L):
+        vstore(alpha8, j * NL, vmul(vload(alpha8, j * NL), inv))
+    for t in range(1, T):
+        p0 = (t - 1) * L * NL
+        k0 = t * L * NL
+        s = vsplat(0.0)
+        for j in range(L):
+            acc = vsplat(0.0)
+            for i in range(L):
+                acc = vfma(vload(alpha8, p0 + i * NL), vsplat(expA[i, j]), acc)
+            acc = vmul(acc, vload(U8, k0 + j * NL))
+            vstore(alpha8, k0 + j * NL, acc)
+            s = vadd(s, acc)
+            if reach[t, j]:
+                lowest = vmin(lowest, acc)
+        vstore(scale8, t * NL, s)
+        inv = vdiv(vsplat(1.0), s)
+        for j in range(L):
+            vstore(alpha8, k0 + j * NL, vmul(vload(alpha8, k0 + j * NL), inv))
+    k0 = (T - 1) * L * NL
+    s = vsplat(0.0)
+    for j in range(L):
+        s = vfma(vload(alpha8, k0 + j * NL), vsplat(exp_end[j]), s)
+    # log Z per lane; any underflow, empty path set or overflow: give up
+    if not vhmin(lowest) >= _TINY:
+        return False
+    shift = _shift_total(shifts, T)
+    for b in range(NL):
+        lz = vlane(maxima, b) + np.log(vlane(s, b)) + shift
+        for t in range(T):
+            lz += np.log(scale8[t * NL + b])
+        if not (lz > -np.inf and lz < np.inf):
+            return False
+        work8[b] = lz
+    for b in range(NL):
+        logz_out[seqs[b]] = work8[b]
+    # backward, with the weighted pair marginals of (t, t + 1)
+    inv = vdiv(vsplat(1.0), s)
+    for j in range(L):
+        vstore(beta8, k0 + j * NL, vmul(vsplat(exp_end[j]), inv))
+    w = vload(w8, 0)
+    for t in range(T - 2, -1, -1):
+        k0 = t * L * NL
+        n0 = (t + 1) * L * NL
+        inv = vdiv(vsplat(1.0), vload(scale8, (t + 1) * NL))
+        for j in range(L):
+            vstore(work8, j * NL, vmul(vmul(vload(U8, n0 + j * NL),
+                                            vload(beta8, n0 + j * NL)), inv))
+        for i in range(L):
+            acc = vsplat(0.0)
+            wa = vmul(w, vload(alpha8, k0 + i * NL))
+            for j in range(L):
+                prod = vmul(vsplat(expA[i, j]), vload(work8, j * NL))
+                acc = vadd(acc, prod)
+                g = (i * L + j) * NL
+                vstore(gA8, g, vfma(wa, prod, vload(gA8, g)))
+            vstore(beta8, k0 + i * NL, acc)
+    # weighted node marginals, in place of alpha
+    for k in range(T * L):
+        vstore(alpha8, k * NL, vmul(w, vmul(vload(alpha8, k * NL), vload(beta8, k * NL))))
+    k0 = (T - 1) * L * NL
+    for j in range(L):
+        gS[j] += vsum(vload(alpha8, j * NL))
+        gE[j] += vsum(vload(alpha8, k0 + j * NL))
+    return True
+
+
+@njit(**_JIT)
+def _lane_marginals(P8, b, T, L, P, r0):
+    """Lane ``b`` of the lane array ``P8`` ((t, label, lane)) into rows
+    ``r0..r0+T-1`` of ``P``."""
+    for t in range(T):
+        for j in range(L):
+            P[r0 + t, j] = P8[(t * L + j) * N_LANES + b]
+
+
+@njit(**_JIT)
+def _add_lane_pairs(gA8, gA):
+    """gA[i, j] += the lanes of gA8's (i, j); gA8 back to 0."""
+    L = gA.shape[0]
+    for i in range(L):
+        for j in range(L):
+            g = (i * L + j) * N_LANES
+            gA[i, j] += vsum(vload(gA8, g))
+            vstore(gA8, g, vsplat(0.0))
+
+
+# --------------------------------------------------------------------------
 # the data term: sum_s w_s log Z_s and expected feature counts
 # --------------------------------------------------------------------------
 @njit(**_JIT)
@@ -424,10 +613,14 @@ def _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end
 
 
 @njit(**_JIT)
-def _objective_chunk(c, bounds, indptr, indices, data, offsets, weights,
+def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
                      W, A, start, end, expA, exp_start, exp_end, shifts,
                      gW, gA, gS, gE, logz_out):
-    """Expected counts and log Z of the sequences of chunk ``c``.
+    """Expected counts and log Z of the sequences of chunk ``c``: positions
+    ``bounds[c]:bounds[c + 1]`` of ``order``, which lists each chunk's
+    sequences by length, so that runs of ``N_LANES`` sequences of one length
+    go through :func:`_lane_posteriors` together (the others, and a run that
+    needs the underflow-safe path, one by one).
 
     Every chunk reads the same state weights ``W`` (n_features, n_labels)
     and accumulates its expected counts into its own ``gW[c]`` (and
@@ -437,19 +630,46 @@ def _objective_chunk(c, bounds, indptr, indices, data, offsets, weights,
     gWc, gAc, gSc, gEc = gW[c], gA[c], gS[c], gE[c]
     L = W.shape[1]
     bufs = _posterior_buffers(lo, hi, offsets, L)
-    E, alpha, beta, U, scale, work, la, lb = bufs
+    P, alpha, beta = bufs[0], bufs[1], bufs[2]
+    maxT = _max_length(lo, hi, offsets)
+    lb = _lane_buffers(maxT, L)
+    reach = _reachable(expA, exp_start, maxT)
+    gA8 = np.zeros(L * L * N_LANES)
     expAT = np.ascontiguousarray(expA.T)
     gAc[:, :] = 0.0
     gSc[:] = 0.0
     gEc[:] = 0.0
     gWc[:, :] = 0.0
-    for s in range(lo, hi):
-        T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end,
-                            expA, expAT, exp_start, exp_end, shifts, bufs, gAc, gSc, gEc,
-                            logz_out)
-        if T > 0 and weights[s] != 0.0:
-            _accumulate_state_counts(indptr, indices, data, offsets[s], T, alpha, beta,
-                                     weights[s], gWc, work)
+    i = lo
+    while i < hi:
+        n = _lane_run(i, hi, order, offsets)
+        T = offsets[order[i] + 1] - offsets[order[i]]
+        if n > 1 and _lane_posteriors(order[i:i + n], T, indptr, indices, data, offsets,
+                                      weights, W, expA, exp_start, exp_end, shifts, reach,
+                                      lb, gA8, gSc, gEc, logz_out):
+            for b in range(n):
+                s = order[i + b]
+                if weights[s] != 0.0:
+                    _lane_marginals(lb[2], b, T, L, P, 0)
+                    _add_state_counts(indptr, indices, data, offsets[s], T, P, gWc)
+        else:
+            for s in order[i:i + n]:
+                T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
+                                    start, end, expA, expAT, exp_start, exp_end, shifts,
+                                    bufs, gAc, gSc, gEc, logz_out)
+                if T > 0 and weights[s] != 0.0:
+                    _weigh_marginals(alpha, beta, weights[s], T)
+                    _add_state_counts(indptr, indices, data, offsets[s], T, alpha, gWc)
+        i += n
+    _add_lane_pairs(gA8, gAc)
+
+
+@njit(**_JIT)
+def _weigh_marginals(alpha, beta, w, T):
+    """alpha[:T] = w * alpha[:T] * beta[:T]: the weighted node marginals."""
+    for t in range(T):
+        for j in range(alpha.shape[1]):
+            alpha[t, j] = w * alpha[t, j] * beta[t, j]
 
 
 @njit(parallel=True, **_JIT)
@@ -461,27 +681,44 @@ def _objective_parallel(bounds, *args):
 # the data term on several threads without a gradient buffer per thread
 # --------------------------------------------------------------------------
 @njit(**_JIT)
-def _block_posteriors(lo, hi, tb0, indptr, indices, data, offsets, weights, W, A, start,
-                      end, expA, expAT, exp_start, exp_end, shifts, gA, gS, gE, logz_out,
-                      P):
-    """Sequences ``lo..hi-1`` of a block whose first token is ``tb0``: log Z,
-    the expected transition / start / end counts (added to this thread's
-    ``gA``, ``gS``, ``gE``), and ``w`` times each token's node marginals written
-    to ``P[t - tb0]`` for the state counts that follow."""
+def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weights, W, A,
+                      start, end, expA, expAT, exp_start, exp_end, shifts, gA, gS, gE,
+                      logz_out, P):
+    """The sequences at positions ``lo..hi-1`` of ``order`` (sorted by length
+    there, see :func:`_objective_chunk`), in a block whose first token is
+    ``tb0``: log Z, the expected transition / start / end counts (added to this
+    thread's ``gA``, ``gS``, ``gE``), and ``w`` times each token's node
+    marginals written to ``P[t - tb0]`` for the state counts that follow."""
     L = W.shape[1]
     if hi <= lo:
         return
     bufs = _posterior_buffers(lo, hi, offsets, L)
     alpha, beta = bufs[1], bufs[2]
-    for s in range(lo, hi):
-        T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end,
-                            expA, expAT, exp_start, exp_end, shifts, bufs, gA, gS, gE,
-                            logz_out)
-        w = weights[s]
-        r0 = offsets[s] - tb0
-        for t in range(T):
-            for j in range(L):
-                P[r0 + t, j] = w * alpha[t, j] * beta[t, j]
+    maxT = _max_length(lo, hi, offsets)
+    lb = _lane_buffers(maxT, L)
+    reach = _reachable(expA, exp_start, maxT)
+    gA8 = np.zeros(L * L * N_LANES)
+    i = lo
+    while i < hi:
+        n = _lane_run(i, hi, order, offsets)
+        T = offsets[order[i] + 1] - offsets[order[i]]
+        if n > 1 and _lane_posteriors(order[i:i + n], T, indptr, indices, data, offsets,
+                                      weights, W, expA, exp_start, exp_end, shifts, reach,
+                                      lb, gA8, gS, gE, logz_out):
+            for b in range(n):
+                _lane_marginals(lb[2], b, T, L, P, offsets[order[i + b]] - tb0)
+        else:
+            for s in order[i:i + n]:
+                T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
+                                    start, end, expA, expAT, exp_start, exp_end, shifts,
+                                    bufs, gA, gS, gE, logz_out)
+                w = weights[s]
+                r0 = offsets[s] - tb0
+                for t in range(T):
+                    for j in range(L):
+                        P[r0 + t, j] = w * alpha[t, j] * beta[t, j]
+        i += n
+    _add_lane_pairs(gA8, gA)
 
 
 @njit(**_JIT)
@@ -529,7 +766,7 @@ def _advance(pa, pe, ta, t_hi, k, indptr, split):
 
 
 @njit(parallel=True, **_JIT)
-def _objective_owned(blocks, phase, row_bounds, split, indptr, indices, data, offsets,
+def _objective_owned(blocks, phase, order, row_bounds, split, indptr, indices, data, offsets,
                      weights, W, A, start, end, expA, exp_start, exp_end, shifts, gW, gA,
                      gS, gE, logz_out, P):
     """The data term on ``K = phase.shape[1] - 1`` threads sharing one state
@@ -550,7 +787,7 @@ def _objective_owned(blocks, phase, row_bounds, split, indptr, indices, data, of
         tb0 = offsets[blocks[b]]
         tb1 = offsets[blocks[b + 1]]
         for k in prange(K):
-            _block_posteriors(phase[b, k], phase[b, k + 1], tb0, indptr, indices, data,
+            _block_posteriors(phase[b, k], phase[b, k + 1], order, tb0, indptr, indices, data,
                               offsets, weights, W, A, start, end, expA, expAT, exp_start,
                               exp_end, shifts, gA[k], gS[k], gE[k], logz_out, P)
         for k in prange(K):

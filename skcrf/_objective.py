@@ -97,6 +97,11 @@ class CRFLoss:
             self._owned = _OwnedRows(indptr, local_indices, data, offsets, row_bounds, L)
             data = self._owned.data
         self.arrays = (indptr, local_indices, data, offsets)
+        # the order in which each chunk (or each thread's share of a block)
+        # visits its sequences: by length, so that sequences of one length
+        # run side by side in SIMD lanes (K._lane_posteriors)
+        ranges = self.bounds if self._owned is None else np.unique(self._owned.phase)
+        self.order = _order_by_length(offsets, ranges)
         # buffers reused by every evaluation: the state weights every thread
         # reads and their gradient
         self._W = self._gW = None
@@ -135,13 +140,14 @@ class CRFLoss:
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
         if self._owned is None:
             run_chunks(K._objective_chunk, K._objective_parallel, self.bounds,
-                       self.n_threads, *self.arrays, self.weights, W, A, start,
+                       self.n_threads, self.order, *self.arrays, self.weights, W, A, start,
                        end, expA, exp_start, exp_end, shifts, gW, self._gA,
                        self._gS, self._gE, self.log_z)
         else:
             o = self._owned
             with numba_threads(self.n_threads):
-                K._objective_owned(o.blocks, o.phase, o.row_bounds, o.split, *self.arrays,
+                K._objective_owned(o.blocks, o.phase, self.order, o.row_bounds, o.split,
+                                   *self.arrays,
                                    self.weights, W, A, start, end, expA, exp_start,
                                    exp_end, shifts, gW[0], self._gA, self._gS, self._gE,
                                    self.log_z, o.P)
@@ -157,6 +163,15 @@ class CRFLoss:
         return loss, g
 
     __call__ = loss_gradient
+
+
+def _order_by_length(offsets, edges):
+    """The sequences ordered by length (stably) within each range
+    ``edges[r]:edges[r + 1]``; ``edges`` is sorted, from 0 to n_sequences."""
+    n = offsets.size - 1
+    lengths = np.diff(offsets)
+    part = np.searchsorted(edges, np.arange(n), side="right")
+    return np.lexsort((lengths, part)).astype(np.int64)
 
 
 #: tokens x labels of a block of the shared-gradient pass (its marginals, 1 MB)

@@ -1,0 +1,185 @@
+"""Eight float64 lanes as one value in Numba kernels: SIMD across sequences.
+
+The forward-backward recursion of one sequence is a chain of short
+L-term dot products: each step waits for the one before, and a dot product
+of 4 or 9 terms fills little of a vector register. Eight sequences of the
+same length, though, can run the same recursion side by side, one per lane:
+every operation then works on 8 independent values at once, with no
+horizontal sums. LLVM would pack such code into vector instructions itself
+(its SLP vectoriser), but Numba compiles with that pass switched off, and its
+loop vectoriser does not handle a constant inner loop of 8 well. So this
+module gives the kernels the vector directly: :data:`lanes` is a Numba type
+whose LLVM representation is ``<8 x double>`` (two AVX2 registers, one
+AVX-512 register; plain SSE or scalar code elsewhere, as LLVM lowers it), and
+the intrinsics below are its operations.
+
+Layout convention: a "lane array" is a flat, C-contiguous float64 array in
+which element ``k * 8 + b`` is value ``k`` of lane ``b``; ``vload(a, k * 8)``
+reads the 8 lanes of value ``k``. Offsets are not bounds-checked: the caller
+guarantees ``0 <= off`` and ``off + 8 <= a.size``.
+
+All arithmetic is IEEE (no fast-math flags): ``vfma`` is a fused
+multiply-add (``llvm.fma``), so results may differ from ``a * b + c`` in the
+last bit, as the scalar kernels' contracted multiply-adds do.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, models, register_model
+
+__all__ = ["N_LANES", "lanes", "vload", "vstore", "vsplat", "vadd", "vsub", "vmul",
+           "vdiv", "vfma", "vmax", "vmin", "vsum", "vhmin", "vlane"]
+
+#: lanes per vector
+N_LANES = 8
+
+_VEC = ir.VectorType(ir.DoubleType(), N_LANES)
+_I32 = ir.IntType(32)
+
+
+class Lanes(types.Type):
+    """Numba type of eight float64 lanes (LLVM ``<8 x double>``)."""
+
+    def __init__(self):
+        super().__init__(name="lanes8_float64")
+
+
+#: the Numba type of a lane vector
+lanes = Lanes()
+
+
+@register_model(Lanes)
+class _LanesModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _VEC)
+
+
+def _is_flat_f64(a):
+    return (isinstance(a, types.Array) and a.ndim == 1 and a.dtype == types.float64
+            and a.layout == "C")
+
+
+def _lane_pointer(context, builder, arytype, ary, off):
+    """``<8 x double>*`` pointing at element ``off`` of a 1-D array."""
+    data = context.make_array(arytype)(context, builder, ary).data
+    return builder.bitcast(builder.gep(data, [off]), _VEC.as_pointer())
+
+
+@intrinsic
+def vload(typingctx, a, off):
+    """Lanes ``a[off:off + 8]`` of a flat C-contiguous float64 array."""
+    if not (_is_flat_f64(a) and isinstance(off, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        off = context.cast(builder, args[1], sig.args[1], types.intp)
+        return builder.load(_lane_pointer(context, builder, sig.args[0], args[0], off),
+                            align=8)
+
+    return lanes(a, off), codegen
+
+
+@intrinsic
+def vstore(typingctx, a, off, v):
+    """``a[off:off + 8] = v``."""
+    if not (_is_flat_f64(a) and isinstance(off, types.Integer) and v == lanes):
+        return None
+
+    def codegen(context, builder, sig, args):
+        off = context.cast(builder, args[1], sig.args[1], types.intp)
+        builder.store(args[2], _lane_pointer(context, builder, sig.args[0], args[0], off),
+                      align=8)
+        return context.get_dummy_value()
+
+    return types.void(a, off, v), codegen
+
+
+@intrinsic
+def vsplat(typingctx, x):
+    """The scalar ``x`` in every lane."""
+    if not isinstance(x, (types.Float, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x = context.cast(builder, args[0], sig.args[0], types.float64)
+        v = builder.insert_element(ir.Constant(_VEC, ir.Undefined), x, _I32(0))
+        mask = ir.Constant(ir.VectorType(_I32, N_LANES), [0] * N_LANES)
+        return builder.shuffle_vector(v, v, mask)
+
+    return lanes(x), codegen
+
+
+def _binary(emit, doc):
+    @intrinsic
+    def op(typingctx, a, b):
+        if not (a == lanes and b == lanes):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return emit(builder, args[0], args[1])
+
+        return lanes(a, b), codegen
+
+    op.__doc__ = doc
+    return op
+
+
+vadd = _binary(lambda b, x, y: b.fadd(x, y), "Lane-wise ``a + b``.")
+vsub = _binary(lambda b, x, y: b.fsub(x, y), "Lane-wise ``a - b``.")
+vmul = _binary(lambda b, x, y: b.fmul(x, y), "Lane-wise ``a * b``.")
+vdiv = _binary(lambda b, x, y: b.fdiv(x, y), "Lane-wise ``a / b``.")
+vmax = _binary(lambda b, x, y: b.select(b.fcmp_ordered(">", y, x), y, x),
+               "Lane-wise ``b if b > a else a`` (as the scalar running maximum).")
+vmin = _binary(lambda b, x, y: b.select(b.fcmp_ordered("<", y, x), y, x),
+               "Lane-wise ``b if b < a else a``.")
+
+
+@intrinsic
+def vfma(typingctx, a, b, c):
+    """Lane-wise ``a * b + c``, fused (one rounding)."""
+    if not (a == lanes and b == lanes and c == lanes):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = builder.module.declare_intrinsic(
+            "llvm.fma.v8f64", fnty=ir.FunctionType(_VEC, [_VEC] * 3))
+        return builder.call(fn, list(args))
+
+    return lanes(a, b, c), codegen
+
+
+def _reduce(emit, doc):
+    @intrinsic
+    def op(typingctx, v):
+        if v != lanes:
+            return None
+
+        def codegen(context, builder, sig, args):
+            acc = builder.extract_element(args[0], _I32(0))
+            for k in range(1, N_LANES):
+                acc = emit(builder, acc, builder.extract_element(args[0], _I32(k)))
+            return acc
+
+        return types.float64(v), codegen
+
+    op.__doc__ = doc
+    return op
+
+
+vsum = _reduce(lambda b, x, y: b.fadd(x, y), "Sum of the lanes (lane 0 first).")
+vhmin = _reduce(lambda b, x, y: b.select(b.or_(b.fcmp_ordered("<", y, x),
+                                                b.fcmp_unordered("uno", y, y)), y, x),
+                "Smallest lane; NaN if a lane is NaN.")
+
+
+@intrinsic
+def vlane(typingctx, v, k):
+    """Lane ``k`` as a scalar."""
+    if not (v == lanes and isinstance(k, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        k = context.cast(builder, args[1], sig.args[1], types.int32)
+        return builder.extract_element(args[0], k)
+
+    return types.float64(v, k), codegen

@@ -1,0 +1,201 @@
+"""Eight sequences side by side in SIMD lanes: the lane vector type, the lane
+forward-backward against the one-sequence kernel, and the objective over
+batches of equal-length sequences against brute-force enumeration."""
+
+import numpy as np
+import pytest
+from numba import njit
+
+from skcrf import Sequences
+from skcrf import _kernels as K
+from skcrf._inference import exp_transitions
+from skcrf._lanes import (N_LANES, vadd, vdiv, vfma, vhmin, vlane, vload, vmax, vmin,
+                          vmul, vsplat, vstore, vsub, vsum)
+from skcrf._layout import ParameterLayout
+from skcrf._objective import CRFLoss
+
+from conftest import random_problem
+import naive
+
+
+@njit(cache=False)
+def _lane_ops(a, out):
+    x, y = vload(a, 0), vload(a, N_LANES)
+    for k, v in enumerate((vadd(x, y), vsub(x, y), vmul(x, y), vdiv(x, y), vmax(x, y),
+                           vmin(x, y), vfma(x, y, vsplat(2.0)))):
+        vstore(out, k * N_LANES, v)
+    return vsum(x), vhmin(y), vlane(x, 3)
+
+
+def test_lane_operations_match_numpy():
+    a = np.random.default_rng(0).normal(size=2 * N_LANES)
+    out = np.empty(7 * N_LANES)
+    total, lowest, third = _lane_ops(a, out)
+    x, y = a[:N_LANES], a[N_LANES:]
+    want = [x + y, x - y, x * y, x / y, np.maximum(x, y), np.minimum(x, y), x * y + 2.0]
+    np.testing.assert_allclose(out.reshape(7, N_LANES), want, rtol=1e-15)
+    assert total == pytest.approx(x.sum(), rel=1e-15)
+    assert lowest == y.min() and third == x[3]
+    for k in (0, 5):               # a NaN in the first lane or in a later one
+        b = a.copy()
+        b[N_LANES + k] = np.nan
+        assert np.isnan(_lane_ops(b, out)[1])
+
+
+def _kernel_problem(rng, L, T, forbid):
+    X, y, W, A, start, end = random_problem(rng, n_seq=N_LANES, max_len=T, min_len=T,
+                                            n_labels=L, n_features=7)
+    if forbid:
+        A[rng.random((L, L)) < 0.3] = -np.inf
+        A[np.diag_indices(L)] = 0.0
+        start[0] = -np.inf if L > 1 else start[0]
+    seqs = Sequences.from_list(X)
+    return seqs.kernel_arrays(), W, A, start, end
+
+
+@pytest.mark.parametrize("L,T", [(1, 3), (3, 1), (4, 6), (9, 5)])
+@pytest.mark.parametrize("forbid", [False, True])
+def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid):
+    rng = np.random.default_rng(L * 10 + T)
+    (indptr, indices, data, offsets), W, A, start, end = _kernel_problem(rng, L, T, forbid)
+    expA, es, ee, shifts = exp_transitions(A, start, end)
+    weights = rng.uniform(0.5, 2.0, N_LANES)
+    weights[2] = 0.0
+    seqs = np.arange(N_LANES)[::-1].copy()
+    lb = K._lane_buffers(T, L)
+    gA8 = np.zeros(L * L * N_LANES)
+    gS, gE, logz = np.zeros(L), np.zeros(L), np.full(N_LANES, np.nan)
+    reach = K._reachable(expA, es, T)
+    assert K._lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
+                              es, ee, shifts, reach, lb, gA8, gS, gE, logz)
+    gA = np.zeros((L, L))
+    K._add_lane_pairs(gA8, gA)
+    assert not gA8.any()
+    # the same, one sequence at a time
+    bufs = K._posterior_buffers(0, N_LANES, offsets, L)
+    wA, wS, wE = np.zeros((L, L)), np.zeros(L), np.zeros(L)
+    for b, s in enumerate(seqs):
+        lz, scaled = K._posteriors(offsets[s], T, indptr, indices, data, W, A, start, end,
+                                   expA, np.ascontiguousarray(expA.T), es, ee, shifts,
+                                   bufs, weights[s], wA)
+        assert scaled
+        assert logz[s] == pytest.approx(lz, rel=1e-13, abs=1e-13)
+        P = np.empty((T, L))
+        K._lane_marginals(lb[2], b, T, L, P, 0)
+        node = bufs[1][:T] * bufs[2][:T]
+        np.testing.assert_allclose(P, weights[s] * node, rtol=1e-12, atol=1e-15)
+        wS += weights[s] * node[0]
+        wE += weights[s] * node[T - 1]
+    np.testing.assert_allclose(gA, wA, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gS, wS, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gE, wE, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_lane_posteriors_give_up_on_underflow_and_change_nothing(at):
+    # lane 5 holds the sequence of test_objective's partial-underflow test,
+    # after ``at`` neutral tokens: label 2 falls e^-800 below label 0 at
+    # position ``at`` but wins later
+    L, T = 3, 3 + at
+    W = np.array([[800.0, 0.0, 0.0], [0.0, 0.0, 600.0], [0.0, 0.0, 600.0]])
+    X = [np.zeros((T, 3)) for _ in range(N_LANES)]
+    X[5] = np.vstack([np.zeros((at, 3)), np.eye(3)])
+    allowed = np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1]], dtype=bool)
+    A = np.where(allowed, 0.0, -np.inf)
+    indptr, indices, data, offsets = Sequences.from_list(X).kernel_arrays()
+    expA, es, ee, shifts = exp_transitions(A, np.zeros(L), np.zeros(L))
+    lb = K._lane_buffers(T, L)
+    gA8 = np.zeros(L * L * N_LANES)
+    gS, gE, logz = np.zeros(L), np.zeros(L), np.full(N_LANES, -1.0)
+    args = (indptr, indices, data, offsets, np.ones(N_LANES), W, expA, es, ee, shifts,
+            K._reachable(expA, es, T), lb, gA8, gS, gE, logz)
+    assert not K._lane_posteriors(np.arange(N_LANES), T, *args)
+    assert not gA8.any() and not gS.any() and not gE.any() and (logz == -1.0).all()
+    # without that lane the batch goes through
+    assert K._lane_posteriors(np.array([0, 1, 2, 3, 4, 6, 7, 0]), T, *args)
+    # and the objective, which then runs lane 5 alone in log space, gets it right
+    _, loss = _setup(X, [np.zeros(T, dtype=np.int64)] * N_LANES, L, A)
+    start = np.zeros(L)
+    loss(loss.layout.pack(W, np.zeros((L, L)), start, start))
+    assert loss.log_z[5] == pytest.approx(naive.log_z(X[5], W, A, start, start), rel=1e-12)
+    assert loss.log_z[5] == pytest.approx(1200.0, rel=1e-12)
+
+
+def test_sequences_are_ordered_by_length_within_each_range():
+    from skcrf._objective import _order_by_length
+
+    offsets = np.cumsum([0, 3, 1, 2, 1, 0, 3, 2])
+    order = _order_by_length(offsets, np.array([0, 4, 7]))
+    assert order.tolist() == [1, 3, 2, 0, 4, 6, 5]      # stable within 0..3 and 4..6
+
+
+def _setup(X, y, L, A_fixed=None, weights=None, n_threads=1):
+    seqs = Sequences.from_list(X, n_features=X[0].shape[1])
+    F = seqs.n_features
+    trans = np.arange(L * L) if A_fixed is None else \
+        np.flatnonzero(np.isfinite(A_fixed).reshape(-1))
+    layout = ParameterLayout(F, L, np.arange(F * L), trans, True, A_fixed=A_fixed)
+    flat = np.concatenate(y).astype(np.int32)
+    w = np.ones(len(X)) if weights is None else weights
+    return layout, CRFLoss(seqs.kernel_arrays(), flat, w, layout, n_threads=n_threads)
+
+
+@pytest.mark.parametrize("n_threads,shared", [(1, False), (2, False), (2, True)])
+@pytest.mark.parametrize("constrained", [False, True])
+def test_objective_over_lane_batches_matches_enumeration(n_threads, shared, constrained,
+                                                          monkeypatch):
+    """A hundred sequences of 1-3 tokens (so most run in lane batches), some
+    with zero weight, one that underflows the scaled recursion inside a batch:
+    log Z and the expected counts against enumeration."""
+    import skcrf._objective as O
+
+    rng = np.random.default_rng(7 + constrained)
+    L = 4
+    X, y, W, A, start, end = random_problem(rng, n_seq=120, max_len=3, min_len=1,
+                                            n_labels=L, n_features=9, density=0.4)
+    A_fixed = None
+    if constrained:
+        allowed = rng.random((L, L)) < 0.7
+        allowed[np.diag_indices(L)] = True
+        allowed[:, 0] = True
+        A_fixed = np.where(allowed, 0.0, -np.inf)
+        A = np.where(allowed, A, -np.inf)
+        y = [np.zeros(len(s), dtype=np.int64) for s in y]   # label 0 is always allowed
+    # a sequence whose scaled recursion underflows: huge weights on feature 8
+    W[8] = [1e4, -1e4, 0.0, 5.0]
+    X[10] = np.zeros((3, 9))
+    X[10][:, 8] = [1.0, -1.0, 1.0]
+    y[10] = np.zeros(3, dtype=np.int64)
+    weights = rng.uniform(0.5, 2.0, len(X))
+    weights[[3, 4]] = 0.0
+    if shared:
+        monkeypatch.setattr(O, "_BLOCK_ELEMENTS", 120 * L)   # 2 blocks
+        monkeypatch.setattr(O, "_PRIVATE_GRADIENT_BYTES", 0)
+    layout, loss = _setup(X, y, L, A_fixed, weights, n_threads)
+    assert (loss._owned is not None) == shared
+    f, g = loss(layout.pack(W, np.where(np.isfinite(A), A, 0.0), start, end))
+    assert np.isfinite(f) and np.isfinite(g).all()
+    want = [naive.log_z(x, W, A, start, end) for x in X]
+    np.testing.assert_allclose(loss.log_z, want, rtol=1e-11)
+    eW, eA, eS, eE = np.zeros_like(W), np.zeros((L, L)), np.zeros(L), np.zeros(L)
+    for x, w in zip(X, weights):
+        node, pair = naive.marginals(x, W, A, start, end)
+        eW += w * x.T @ node
+        eA += w * pair
+        eS += w * node[0]
+        eE += w * node[-1]
+    np.testing.assert_allclose(g + loss.empirical, layout.pack(eW, eA, eS, eE),
+                               rtol=1e-8, atol=1e-10)
+    # most sequences did go through lane batches
+    order, offsets = loss.order, loss.arrays[3]
+    ranges = loss.bounds if not shared else np.unique(loss._owned.phase)
+    batched = 0
+    for lo, hi in zip(ranges[:-1], ranges[1:]):
+        i = lo
+        while i < hi:
+            n = K._lane_run(i, hi, order, offsets)
+            batched += n if n > 1 else 0
+            i += n
+    assert batched >= len(X) // 3
+    if shared:
+        assert loss._owned.blocks.size > 2
