@@ -26,7 +26,13 @@ Where the time goes (``benchmarks/profile_objective.py``): the two sparse
 passes (emission scores, expected state counts) read one feature row per
 non-zero, and the rows of rare features are scattered through memory, so
 both passes prefetch the row they will need ``PREFETCH_DISTANCE`` non-zeros
-ahead; the recursions are latency-bound chains of L-term dot products.
+ahead. The recursions of one sequence are latency-bound chains of L-term dot
+products, so the training objective runs them for ``N_LANES`` sequences at
+once, one per SIMD lane (:func:`_lane_posteriors`, on the vector type of
+:mod:`skcrf._lanes`): the sequences of a chunk are visited by length within
+windows of consecutive ones, so that each batch needs little padding; the
+one-sequence kernel (:func:`_forward_backward`) remains for the rest, for
+inference, and as the reference the lane kernel is tested against.
 
 Each pass over sequences is a chunk kernel ``*_chunk(c, bounds, ...)`` for
 the sequences ``bounds[c]:bounds[c + 1]`` plus a ``prange`` driver
@@ -43,8 +49,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._intrinsics import exp_nonpositive, prefetch_row
-from ._lanes import (N_LANES, vadd, vdiv, vfma, vhmin, vlane, vload, vmax, vmin, vmul,
-                     vsplat, vstore, vsub, vsum)
+from ._lanes import (N_LANES, vadd, vdiv, vexponent, vfma, vhmax, vhmin, vlane, vload,
+                     vmantissa, vmax, vmin, vmul, vselect, vsplat, vstore, vsub, vsum)
 
 _JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 # The recursions may reassociate sums and fuse multiply-adds, so that their
@@ -135,6 +141,7 @@ def _exp_shifted(E, U):
 
 #: the smallest normal float64: a forward value below it has lost precision
 _TINY = np.finfo(np.float64).tiny
+_LN2 = np.log(2.0)
 
 
 @njit(**_JIT)
@@ -404,45 +411,59 @@ def _max_length(lo, hi, offsets):
 @njit(**_JIT)
 def _lane_run(i, hi, order, offsets):
     """How many sequences from position ``i`` of ``order`` go through the
-    next step: ``N_LANES`` when ``order[i:i + N_LANES]`` (sorted by length
-    within the range ``..hi``) all have the same length > 0, else 1."""
+    next step: ``N_LANES`` (together, in lanes) when there are that many
+    before ``hi`` and none is empty, else 1 (alone)."""
     if i + N_LANES > hi:
         return 1
-    s0, s1 = order[i], order[i + N_LANES - 1]
-    T = offsets[s0 + 1] - offsets[s0]
-    if T > 0 and offsets[s1 + 1] - offsets[s1] == T:
-        return N_LANES
-    return 1
+    for b in range(N_LANES):
+        s = order[i + b]
+        if offsets[s + 1] == offsets[s]:
+            return 1
+    return N_LANES
 
 
 @njit(**_JIT)
 def _lane_buffers(maxT, L):
     """Work arrays of :func:`_lane_posteriors` for sequences up to ``maxT``
-    long: (E, U8, alpha8, beta8, scale8, work8, w8); the ``*8`` are lane
-    arrays (``skcrf._lanes``), ``E`` one sequence's emissions."""
-    n = max(maxT, 1) * L * N_LANES
-    return (np.empty((max(maxT, 1), L)), np.empty(n), np.empty(n), np.empty(n),
-            np.empty(max(maxT, 1) * N_LANES), np.empty(L * N_LANES), np.empty(N_LANES))
+    long: (E, U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths);
+    the ``*8`` are lane arrays (``skcrf._lanes``), ``E`` one sequence's
+    emissions."""
+    T = max(maxT, 1)
+    n = T * L * N_LANES
+    return (np.empty((T, L)), np.empty(n), np.empty(n), np.empty(n),
+            np.empty(T * N_LANES), np.empty(max(T, L) * N_LANES), np.empty(N_LANES),
+            np.empty(n), np.empty(T * N_LANES), np.empty(N_LANES, dtype=np.int64))
 
 
 @njit(**_JIT)
 def _reachable(expA, exp_start, maxT):
     """``reach[t, j]``: whether label j can be reached at position t at all
-    (some allowed path leads there; the same for every sequence). The scaled
-    recursion's underflow test (:func:`_underflowed`) asks exactly this of a
-    forward value found below the smallest normal number, provided that no
-    value before it underflowed."""
+    (some allowed path leads there; the same for every sequence), for
+    t < maxT, and ``settled``: the first t from which every row equals the
+    last one. The scaled recursion's underflow test (:func:`_underflowed`)
+    asks exactly this of a forward value found below the smallest normal
+    number, provided that no value before it underflowed."""
     L = expA.shape[0]
-    reach = np.zeros((max(maxT, 1), L), dtype=np.bool_)
+    T = max(maxT, 1)
+    reach = np.zeros((T, L), dtype=np.bool_)
     for j in range(L):
         reach[0, j] = exp_start[j] > 0.0
-    for t in range(1, maxT):
+    for t in range(1, T):
         for i in range(L):
             if reach[t - 1, i]:
                 for j in range(L):
                     if expA[i, j] > 0.0:
                         reach[t, j] = True
-    return reach
+    settled = T - 1
+    while settled > 0:
+        same = True
+        for j in range(L):
+            if reach[settled - 1, j] != reach[T - 1, j]:
+                same = False
+        if not same:
+            break
+        settled -= 1
+    return reach, settled
 
 
 @njit(**_JIT_EXP)
@@ -453,12 +474,19 @@ def _exp_flat(u, n):
 
 
 @njit(**_JIT)
-def _lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
-                     exp_start, exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
-    """Forward-backward of the ``N_LANES`` sequences ``seqs``, all of length T,
-    side by side: the same arithmetic as :func:`_forward_backward` on each
-    (scaled recursion, expected transition counts on the way back), on lane
-    vectors. Lane arrays are laid out (t, label, lane).
+def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp_start,
+                     exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
+    """Forward-backward of the ``N_LANES`` non-empty sequences ``seqs`` side
+    by side, one per lane: the same arithmetic as :func:`_forward_backward`
+    on each (scaled recursion, expected transition counts on the way back),
+    on lane vectors laid out (t, label, lane).
+
+    The lanes share their last position: a sequence of length T_b occupies
+    positions ``d_b = T - T_b .. T - 1`` of its lane, T the longest of the
+    batch. Its recursion starts at ``d_b`` (the start weights are selected
+    there); the padding before it has emissions 0, is excluded from the
+    underflow test, and is cleared (forward values 0, scale 1) before the
+    backward pass, so that it adds nothing to the expected counts.
 
     Returns False, having changed nothing but the work arrays, when any of
     the sequences needs the underflow-safe path (the caller then runs them
@@ -466,18 +494,48 @@ def _lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
     sequence's log Z to ``logz_out``, adds its weight times its expected
     transition counts to the lane array ``gA8`` ((i, j, lane), summed over
     lanes by the caller) and its start / end marginals to ``gS`` / ``gE``, and
-    leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[2]``)."""
-    E, U8, alpha8, beta8, scale8, work8, w8 = lb
+    leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[2]``, read with
+    :func:`_lane_marginals`).
+    """
+    E, U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths = lb
     L = W.shape[1]
     NL = N_LANES
-    # emissions, one sequence at a time, into lane b of U8
+    T = 0
     for b in range(NL):
-        _emissions(indptr, indices, data, offsets[seqs[b]], T, W, E)
+        lengths[b] = offsets[seqs[b] + 1] - offsets[seqs[b]]
+        T = max(T, lengths[b])
+    # which cells the underflow test watches (0) or not (inf): none of the
+    # padding, and the reachable labels, which from position ``settled`` of a
+    # sequence on are those of the last row of ``reach``; where each lane
+    # starts (first8 = 1)
+    reach, settled = reach
+    for b in range(NL):
+        d = T - lengths[b]
         for t in range(T):
+            first8[t * NL + b] = 1.0 if t == d else 0.0
+            work8[t * NL + b] = np.inf if t < d else 0.0   # (work8: T * NL here)
+    for t in range(T):
+        pad = vload(work8, t * NL)
+        for j in range(L):
+            vstore(check8, (t * L + j) * NL,
+                   vadd(pad, vsplat(0.0 if reach[reach.shape[0] - 1, j] else np.inf)))
+    for b in range(NL):
+        d = T - lengths[b]
+        for t in range(min(settled, lengths[b])):
             for j in range(L):
-                U8[(t * L + j) * NL + b] = E[t, j]
+                check8[((d + t) * L + j) * NL + b] = 0.0 if reach[t, j] else np.inf
+    # emissions, one sequence at a time, into lane b after its padding
+    for t in range(T):
+        for j in range(L):
+            vstore(U8, (t * L + j) * NL, vsplat(0.0))
+    for b in range(NL):
+        d = T - lengths[b]
+        _emissions(indptr, indices, data, offsets[seqs[b]], lengths[b], W, E)
+        for t in range(lengths[b]):
+            for j in range(L):
+                U8[((d + t) * L + j) * NL + b] = E[t, j]
         w8[b] = weights[seqs[b]]
-    # U = exp(E - max_j E), the maxima summed per lane
+    # U = exp(E - max_j E), the maxima summed per lane (0 in the padding)
     maxima = vsplat(0.0)
     for t in range(T):
         k0 = t * L * NL
@@ -488,34 +546,48 @@ def _lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
             vstore(U8, k0 + j * NL, vsub(vload(U8, k0 + j * NL), m))
         maxima = vadd(maxima, m)
     _exp_flat(U8, T * L * NL)
-    # forward, tracking the smallest reachable value of each lane
+    # forward, tracking each lane's smallest watched value, and the product
+    # of its scales (from its first position on) as mantissa * 2**exponent
     lowest = vsplat(np.inf)
+    one = vsplat(1.0)
+    live = vload(first8, 0)
     s = vsplat(0.0)
     for j in range(L):
         a = vmul(vsplat(exp_start[j]), vload(U8, j * NL))
         vstore(alpha8, j * NL, a)
         s = vadd(s, a)
-        if reach[0, j]:
-            lowest = vmin(lowest, a)
+        lowest = vmin(lowest, vadd(a, vload(check8, j * NL)))
     vstore(scale8, 0, s)
-    inv = vdiv(vsplat(1.0), s)
+    s_live = vselect(live, s, one)
+    s_low, s_high = s_live, s_live
+    mant, expo = vmantissa(s_live), vexponent(s_live)
+    inv = vdiv(one, s)
     for j in range(L):
         vstore(alpha8, j * NL, vmul(vload(alpha8, j * NL), inv))
     for t in range(1, T):
         p0 = (t - 1) * L * NL
         k0 = t * L * NL
+        first = vload(first8, t * NL)
+        starts = vhmax(first) > 0.0
         s = vsplat(0.0)
         for j in range(L):
             acc = vsplat(0.0)
             for i in range(L):
                 acc = vfma(vload(alpha8, p0 + i * NL), vsplat(expA[i, j]), acc)
+            if starts:
+                acc = vselect(first, vsplat(exp_start[j]), acc)
             acc = vmul(acc, vload(U8, k0 + j * NL))
             vstore(alpha8, k0 + j * NL, acc)
             s = vadd(s, acc)
-            if reach[t, j]:
-                lowest = vmin(lowest, acc)
+            lowest = vmin(lowest, vadd(acc, vload(check8, k0 + j * NL)))
         vstore(scale8, t * NL, s)
-        inv = vdiv(vsplat(1.0), s)
+        live = vmax(live, first)
+        s_live = vselect(live, s, one)
+        s_low, s_high = vmin(s_low, s_live), vmax(s_high, s_live)
+        mant = vmul(mant, s_live)
+        expo = vadd(expo, vexponent(mant))
+        mant = vmantissa(mant)
+        inv = vdiv(one, s)
         for j in range(L):
             vstore(alpha8, k0 + j * NL, vmul(vload(alpha8, k0 + j * NL), inv))
     k0 = (T - 1) * L * NL
@@ -523,18 +595,23 @@ def _lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
     for j in range(L):
         s = vfma(vload(alpha8, k0 + j * NL), vsplat(exp_end[j]), s)
     # log Z per lane; any underflow, empty path set or overflow: give up
-    if not vhmin(lowest) >= _TINY:
+    # (every scale is a positive normal number, and so is the end sum)
+    if not (vhmin(lowest) >= _TINY and vhmin(s_low) >= _TINY and vhmax(s_high) < np.inf):
         return False
-    shift = _shift_total(shifts, T)
     for b in range(NL):
-        lz = vlane(maxima, b) + np.log(vlane(s, b)) + shift
-        for t in range(T):
-            lz += np.log(scale8[t * NL + b])
+        lz = (vlane(maxima, b) + np.log(vlane(mant, b)) + vlane(expo, b) * _LN2
+              + np.log(vlane(s, b)) + _shift_total(shifts, lengths[b]))
         if not (lz > -np.inf and lz < np.inf):
             return False
         work8[b] = lz
     for b in range(NL):
         logz_out[seqs[b]] = work8[b]
+    # clear the padding: no forward mass, scale 1
+    for b in range(NL):
+        for t in range(T - lengths[b]):
+            scale8[t * NL + b] = 1.0
+            for j in range(L):
+                alpha8[(t * L + j) * NL + b] = 0.0
     # backward, with the weighted pair marginals of (t, t + 1)
     inv = vdiv(vsplat(1.0), s)
     for j in range(L):
@@ -556,23 +633,31 @@ def _lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
                 g = (i * L + j) * NL
                 vstore(gA8, g, vfma(wa, prod, vload(gA8, g)))
             vstore(beta8, k0 + i * NL, acc)
-    # weighted node marginals, in place of alpha
+    # weighted node marginals, in place of alpha; start and end marginals
     for k in range(T * L):
         vstore(alpha8, k * NL, vmul(w, vmul(vload(alpha8, k * NL), vload(beta8, k * NL))))
     k0 = (T - 1) * L * NL
     for j in range(L):
-        gS[j] += vsum(vload(alpha8, j * NL))
         gE[j] += vsum(vload(alpha8, k0 + j * NL))
+    for b in range(NL):
+        k0 = (T - lengths[b]) * L * NL
+        for j in range(L):
+            gS[j] += alpha8[k0 + j * NL + b]
     return True
 
 
 @njit(**_JIT)
-def _lane_marginals(P8, b, T, L, P, r0):
-    """Lane ``b`` of the lane array ``P8`` ((t, label, lane)) into rows
-    ``r0..r0+T-1`` of ``P``."""
-    for t in range(T):
+def _lane_marginals(P8, b, lengths, L, P, r0):
+    """The sequence of lane ``b`` (``lengths[b]`` tokens, the last ones of the
+    batch's ``max(lengths)`` positions) from the lane array ``P8`` ((t, label,
+    lane)) into rows ``r0..r0+lengths[b]-1`` of ``P``."""
+    T = 0
+    for k in range(N_LANES):
+        T = max(T, lengths[k])
+    d = T - lengths[b]
+    for t in range(lengths[b]):
         for j in range(L):
-            P[r0 + t, j] = P8[(t * L + j) * N_LANES + b]
+            P[r0 + t, j] = P8[((d + t) * L + j) * N_LANES + b]
 
 
 @njit(**_JIT)
@@ -617,9 +702,10 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
                      W, A, start, end, expA, exp_start, exp_end, shifts,
                      gW, gA, gS, gE, logz_out):
     """Expected counts and log Z of the sequences of chunk ``c``: positions
-    ``bounds[c]:bounds[c + 1]`` of ``order``, which lists each chunk's
-    sequences by length, so that runs of ``N_LANES`` sequences of one length
-    go through :func:`_lane_posteriors` together (the others, and a run that
+    ``bounds[c]:bounds[c + 1]`` of ``order``, which lists the chunk's
+    sequences by length within windows of consecutive ones, so that every
+    ``N_LANES`` of them in a row go through :func:`_lane_posteriors` together
+    with little padding (empty sequences, the last few, and a batch that
     needs the underflow-safe path, one by one).
 
     Every chunk reads the same state weights ``W`` (n_features, n_labels)
@@ -643,15 +729,15 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
     i = lo
     while i < hi:
         n = _lane_run(i, hi, order, offsets)
-        T = offsets[order[i] + 1] - offsets[order[i]]
-        if n > 1 and _lane_posteriors(order[i:i + n], T, indptr, indices, data, offsets,
+        if n > 1 and _lane_posteriors(order[i:i + n], indptr, indices, data, offsets,
                                       weights, W, expA, exp_start, exp_end, shifts, reach,
                                       lb, gA8, gSc, gEc, logz_out):
             for b in range(n):
                 s = order[i + b]
                 if weights[s] != 0.0:
-                    _lane_marginals(lb[2], b, T, L, P, 0)
-                    _add_state_counts(indptr, indices, data, offsets[s], T, P, gWc)
+                    _lane_marginals(lb[2], b, lb[-1], L, P, 0)
+                    _add_state_counts(indptr, indices, data, offsets[s], lb[-1][b], P,
+                                      gWc)
         else:
             for s in order[i:i + n]:
                 T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
@@ -684,8 +770,8 @@ def _objective_parallel(bounds, *args):
 def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weights, W, A,
                       start, end, expA, expAT, exp_start, exp_end, shifts, gA, gS, gE,
                       logz_out, P):
-    """The sequences at positions ``lo..hi-1`` of ``order`` (sorted by length
-    there, see :func:`_objective_chunk`), in a block whose first token is
+    """The sequences at positions ``lo..hi-1`` of ``order`` (by length within
+    windows, see :func:`_objective_chunk`), in a block whose first token is
     ``tb0``: log Z, the expected transition / start / end counts (added to this
     thread's ``gA``, ``gS``, ``gE``), and ``w`` times each token's node
     marginals written to ``P[t - tb0]`` for the state counts that follow."""
@@ -701,12 +787,11 @@ def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weight
     i = lo
     while i < hi:
         n = _lane_run(i, hi, order, offsets)
-        T = offsets[order[i] + 1] - offsets[order[i]]
-        if n > 1 and _lane_posteriors(order[i:i + n], T, indptr, indices, data, offsets,
+        if n > 1 and _lane_posteriors(order[i:i + n], indptr, indices, data, offsets,
                                       weights, W, expA, exp_start, exp_end, shifts, reach,
                                       lb, gA8, gS, gE, logz_out):
             for b in range(n):
-                _lane_marginals(lb[2], b, T, L, P, offsets[order[i + b]] - tb0)
+                _lane_marginals(lb[2], b, lb[-1], L, P, offsets[order[i + b]] - tb0)
         else:
             for s in order[i:i + n]:
                 T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,

@@ -28,7 +28,8 @@ from numba import types
 from numba.extending import intrinsic, models, register_model
 
 __all__ = ["N_LANES", "lanes", "vload", "vstore", "vsplat", "vadd", "vsub", "vmul",
-           "vdiv", "vfma", "vmax", "vmin", "vsum", "vhmin", "vlane"]
+           "vdiv", "vfma", "vmax", "vmin", "vselect", "vsum", "vhmin", "vhmax", "vlane",
+           "vexponent", "vmantissa"]
 
 #: lanes per vector
 N_LANES = 8
@@ -148,6 +149,58 @@ def vfma(typingctx, a, b, c):
     return lanes(a, b, c), codegen
 
 
+@intrinsic
+def vselect(typingctx, mask, a, b):
+    """Lane-wise ``a if mask != 0 else b``."""
+    if not (mask == lanes and a == lanes and b == lanes):
+        return None
+
+    def codegen(context, builder, sig, args):
+        zero = ir.Constant(_VEC, [0.0] * N_LANES)
+        return builder.select(builder.fcmp_unordered("!=", args[0], zero), args[1], args[2])
+
+    return lanes(mask, a, b), codegen
+
+
+_I64V = ir.VectorType(ir.IntType(64), N_LANES)
+
+
+def _i64v(x):
+    return ir.Constant(_I64V, [x] * N_LANES)
+
+
+@intrinsic
+def vexponent(typingctx, v):
+    """Lane-wise binary exponent ``e`` of a positive normal ``v = m * 2**e``,
+    ``1 <= m < 2``, as a float (read from the bits; meaningless for 0,
+    subnormals, inf and NaN)."""
+    if v != lanes:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], _I64V)
+        e = builder.sub(builder.and_(builder.lshr(bits, _i64v(52)), _i64v(0x7FF)),
+                        _i64v(1023))
+        return builder.sitofp(e, _VEC)
+
+    return lanes(v), codegen
+
+
+@intrinsic
+def vmantissa(typingctx, v):
+    """Lane-wise ``m`` of a positive normal ``v = m * 2**e``, ``1 <= m < 2``
+    (the exponent bits replaced by those of 1.0)."""
+    if v != lanes:
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], _I64V)
+        m = builder.or_(builder.and_(bits, _i64v((1 << 52) - 1)), _i64v(1023 << 52))
+        return builder.bitcast(m, _VEC)
+
+    return lanes(v), codegen
+
+
 def _reduce(emit, doc):
     @intrinsic
     def op(typingctx, v):
@@ -170,6 +223,9 @@ vsum = _reduce(lambda b, x, y: b.fadd(x, y), "Sum of the lanes (lane 0 first).")
 vhmin = _reduce(lambda b, x, y: b.select(b.or_(b.fcmp_ordered("<", y, x),
                                                 b.fcmp_unordered("uno", y, y)), y, x),
                 "Smallest lane; NaN if a lane is NaN.")
+vhmax = _reduce(lambda b, x, y: b.select(b.or_(b.fcmp_ordered(">", y, x),
+                                                b.fcmp_unordered("uno", y, y)), y, x),
+                "Largest lane; NaN if a lane is NaN.")
 
 
 @intrinsic

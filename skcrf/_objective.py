@@ -98,8 +98,8 @@ class CRFLoss:
             data = self._owned.data
         self.arrays = (indptr, local_indices, data, offsets)
         # the order in which each chunk (or each thread's share of a block)
-        # visits its sequences: by length, so that sequences of one length
-        # run side by side in SIMD lanes (K._lane_posteriors)
+        # visits its sequences: by length within windows, so that sequences of
+        # similar length run side by side in SIMD lanes (K._lane_posteriors)
         ranges = self.bounds if self._owned is None else np.unique(self._owned.phase)
         self.order = _order_by_length(offsets, ranges)
         # buffers reused by every evaluation: the state weights every thread
@@ -165,13 +165,24 @@ class CRFLoss:
     __call__ = loss_gradient
 
 
-def _order_by_length(offsets, edges):
-    """The sequences ordered by length (stably) within each range
-    ``edges[r]:edges[r + 1]``; ``edges`` is sorted, from 0 to n_sequences."""
+def _order_by_length(offsets, edges, window=None):
+    """Each range ``edges[r]:edges[r + 1]`` of sequences (``edges`` sorted, from
+    0 to n_sequences) cut into windows of ``window`` consecutive sequences,
+    each window's sequences ordered by length (stably)."""
+    window = _LANE_WINDOW if window is None else window
     n = offsets.size - 1
     lengths = np.diff(offsets)
-    part = np.searchsorted(edges, np.arange(n), side="right")
-    return np.lexsort((lengths, part)).astype(np.int64)
+    seq = np.arange(n)
+    part = np.searchsorted(edges, seq, side="right")
+    first = np.asarray(edges)[np.maximum(part - 1, 0)]
+    return np.lexsort((lengths, (seq - first) // window, part)).astype(np.int64)
+
+
+#: how many consecutive sequences are ordered by length together, so that the
+#: batches of N_LANES that run side by side (K._lane_posteriors) have similar
+#: lengths (little padding) while the sequences stay near their neighbours
+#: in the data, whose features they share (the weight rows stay in cache)
+_LANE_WINDOW = 128
 
 
 #: tokens x labels of a block of the shared-gradient pass (its marginals, 1 MB)

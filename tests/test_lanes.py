@@ -9,8 +9,8 @@ from numba import njit
 from skcrf import Sequences
 from skcrf import _kernels as K
 from skcrf._inference import exp_transitions
-from skcrf._lanes import (N_LANES, vadd, vdiv, vfma, vhmin, vlane, vload, vmax, vmin,
-                          vmul, vsplat, vstore, vsub, vsum)
+from skcrf._lanes import (N_LANES, vadd, vdiv, vfma, vhmax, vhmin, vlane, vload, vmax,
+                          vmin, vmul, vselect, vsplat, vstore, vsub, vsum)
 from skcrf._layout import ParameterLayout
 from skcrf._objective import CRFLoss
 
@@ -21,29 +21,35 @@ import naive
 @njit(cache=False)
 def _lane_ops(a, out):
     x, y = vload(a, 0), vload(a, N_LANES)
+    mask = vsub(vmax(x, y), x)          # 0 where x >= y
     for k, v in enumerate((vadd(x, y), vsub(x, y), vmul(x, y), vdiv(x, y), vmax(x, y),
-                           vmin(x, y), vfma(x, y, vsplat(2.0)))):
+                           vmin(x, y), vfma(x, y, vsplat(2.0)), vselect(mask, x, y))):
         vstore(out, k * N_LANES, v)
-    return vsum(x), vhmin(y), vlane(x, 3)
+    return vsum(x), vhmin(y), vlane(x, 3), vhmax(y)
 
 
 def test_lane_operations_match_numpy():
     a = np.random.default_rng(0).normal(size=2 * N_LANES)
-    out = np.empty(7 * N_LANES)
-    total, lowest, third = _lane_ops(a, out)
+    a[N_LANES:N_LANES + 3] = a[:3] + 1.0      # y > x in some lanes, not in all
+    a[N_LANES + 3:] = a[3:N_LANES] - 1.0
+    out = np.empty(8 * N_LANES)
+    total, lowest, third, highest = _lane_ops(a, out)
     x, y = a[:N_LANES], a[N_LANES:]
-    want = [x + y, x - y, x * y, x / y, np.maximum(x, y), np.minimum(x, y), x * y + 2.0]
-    np.testing.assert_allclose(out.reshape(7, N_LANES), want, rtol=1e-15)
+    want = [x + y, x - y, x * y, x / y, np.maximum(x, y), np.minimum(x, y), x * y + 2.0,
+            np.where(y > x, x, y)]
+    assert 0 < (y > x).sum() < N_LANES
+    np.testing.assert_allclose(out.reshape(8, N_LANES), want, rtol=1e-15)
     assert total == pytest.approx(x.sum(), rel=1e-15)
-    assert lowest == y.min() and third == x[3]
+    assert lowest == y.min() and third == x[3] and highest == y.max()
     for k in (0, 5):               # a NaN in the first lane or in a later one
         b = a.copy()
         b[N_LANES + k] = np.nan
-        assert np.isnan(_lane_ops(b, out)[1])
+        assert np.isnan(_lane_ops(b, out)[1]) and np.isnan(_lane_ops(b, out)[3])
 
 
-def _kernel_problem(rng, L, T, forbid):
-    X, y, W, A, start, end = random_problem(rng, n_seq=N_LANES, max_len=T, min_len=T,
+def _kernel_problem(rng, L, T, forbid, ragged):
+    X, y, W, A, start, end = random_problem(rng, n_seq=N_LANES, max_len=T,
+                                            min_len=1 if ragged else T,
                                             n_labels=L, n_features=7)
     if forbid:
         A[rng.random((L, L)) < 0.3] = -np.inf
@@ -55,9 +61,13 @@ def _kernel_problem(rng, L, T, forbid):
 
 @pytest.mark.parametrize("L,T", [(1, 3), (3, 1), (4, 6), (9, 5)])
 @pytest.mark.parametrize("forbid", [False, True])
-def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid):
+@pytest.mark.parametrize("ragged", [False, True])
+def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
+    """Eight sequences of one length, or of 1..T tokens (the shorter ones
+    padded at the front of their lanes)."""
     rng = np.random.default_rng(L * 10 + T)
-    (indptr, indices, data, offsets), W, A, start, end = _kernel_problem(rng, L, T, forbid)
+    (indptr, indices, data, offsets), W, A, start, end = _kernel_problem(rng, L, T, forbid,
+                                                                         ragged)
     expA, es, ee, shifts = exp_transitions(A, start, end)
     weights = rng.uniform(0.5, 2.0, N_LANES)
     weights[2] = 0.0
@@ -66,7 +76,7 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid):
     gA8 = np.zeros(L * L * N_LANES)
     gS, gE, logz = np.zeros(L), np.zeros(L), np.full(N_LANES, np.nan)
     reach = K._reachable(expA, es, T)
-    assert K._lane_posteriors(seqs, T, indptr, indices, data, offsets, weights, W, expA,
+    assert K._lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA,
                               es, ee, shifts, reach, lb, gA8, gS, gE, logz)
     gA = np.zeros((L, L))
     K._add_lane_pairs(gA8, gA)
@@ -74,18 +84,24 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid):
     # the same, one sequence at a time
     bufs = K._posterior_buffers(0, N_LANES, offsets, L)
     wA, wS, wE = np.zeros((L, L)), np.zeros(L), np.zeros(L)
+    lengths = np.diff(offsets)[seqs]
+    assert (lb[-1] == lengths).all() and (ragged or (lengths == T).all())
+    if ragged and T > 1:
+        assert lengths.min() < lengths.max()
     for b, s in enumerate(seqs):
-        lz, scaled = K._posteriors(offsets[s], T, indptr, indices, data, W, A, start, end,
+        Tb = lengths[b]
+        lz, scaled = K._posteriors(offsets[s], Tb, indptr, indices, data, W, A, start, end,
                                    expA, np.ascontiguousarray(expA.T), es, ee, shifts,
                                    bufs, weights[s], wA)
         assert scaled
         assert logz[s] == pytest.approx(lz, rel=1e-13, abs=1e-13)
-        P = np.empty((T, L))
-        K._lane_marginals(lb[2], b, T, L, P, 0)
-        node = bufs[1][:T] * bufs[2][:T]
-        np.testing.assert_allclose(P, weights[s] * node, rtol=1e-12, atol=1e-15)
+        P = np.full((Tb + 2, L), np.nan)
+        K._lane_marginals(lb[2], b, lb[-1], L, P, 1)
+        assert np.isnan(P[0]).all() and np.isnan(P[-1]).all()
+        node = bufs[1][:Tb] * bufs[2][:Tb]
+        np.testing.assert_allclose(P[1:-1], weights[s] * node, rtol=1e-12, atol=1e-15)
         wS += weights[s] * node[0]
-        wE += weights[s] * node[T - 1]
+        wE += weights[s] * node[Tb - 1]
     np.testing.assert_allclose(gA, wA, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(gS, wS, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(gE, wE, rtol=1e-12, atol=1e-15)
@@ -109,10 +125,10 @@ def test_lane_posteriors_give_up_on_underflow_and_change_nothing(at):
     gS, gE, logz = np.zeros(L), np.zeros(L), np.full(N_LANES, -1.0)
     args = (indptr, indices, data, offsets, np.ones(N_LANES), W, expA, es, ee, shifts,
             K._reachable(expA, es, T), lb, gA8, gS, gE, logz)
-    assert not K._lane_posteriors(np.arange(N_LANES), T, *args)
+    assert not K._lane_posteriors(np.arange(N_LANES), *args)
     assert not gA8.any() and not gS.any() and not gE.any() and (logz == -1.0).all()
     # without that lane the batch goes through
-    assert K._lane_posteriors(np.array([0, 1, 2, 3, 4, 6, 7, 0]), T, *args)
+    assert K._lane_posteriors(np.array([0, 1, 2, 3, 4, 6, 7, 0]), *args)
     # and the objective, which then runs lane 5 alone in log space, gets it right
     _, loss = _setup(X, [np.zeros(T, dtype=np.int64)] * N_LANES, L, A)
     start = np.zeros(L)
@@ -121,12 +137,14 @@ def test_lane_posteriors_give_up_on_underflow_and_change_nothing(at):
     assert loss.log_z[5] == pytest.approx(1200.0, rel=1e-12)
 
 
-def test_sequences_are_ordered_by_length_within_each_range():
+def test_sequences_are_ordered_by_length_within_windows_of_each_range():
     from skcrf._objective import _order_by_length
 
     offsets = np.cumsum([0, 3, 1, 2, 1, 0, 3, 2])
-    order = _order_by_length(offsets, np.array([0, 4, 7]))
+    order = _order_by_length(offsets, np.array([0, 4, 7]), window=100)
     assert order.tolist() == [1, 3, 2, 0, 4, 6, 5]      # stable within 0..3 and 4..6
+    order = _order_by_length(offsets, np.array([0, 4, 7]), window=3)
+    assert order.tolist() == [1, 2, 0, 3, 4, 6, 5]      # windows 0..2, 3 | 4..6
 
 
 def _setup(X, y, L, A_fixed=None, weights=None, n_threads=1):
@@ -144,7 +162,7 @@ def _setup(X, y, L, A_fixed=None, weights=None, n_threads=1):
 @pytest.mark.parametrize("constrained", [False, True])
 def test_objective_over_lane_batches_matches_enumeration(n_threads, shared, constrained,
                                                           monkeypatch):
-    """A hundred sequences of 1-3 tokens (so most run in lane batches), some
+    """A hundred sequences of 0-3 tokens (most run in lane batches), some
     with zero weight, one that underflows the scaled recursion inside a batch:
     log Z and the expected counts against enumeration."""
     import skcrf._objective as O
@@ -166,6 +184,7 @@ def test_objective_over_lane_batches_matches_enumeration(n_threads, shared, cons
     X[10] = np.zeros((3, 9))
     X[10][:, 8] = [1.0, -1.0, 1.0]
     y[10] = np.zeros(3, dtype=np.int64)
+    X[20], y[20] = np.zeros((0, 9)), np.zeros(0, dtype=np.int64)   # an empty one
     weights = rng.uniform(0.5, 2.0, len(X))
     weights[[3, 4]] = 0.0
     if shared:
@@ -175,10 +194,12 @@ def test_objective_over_lane_batches_matches_enumeration(n_threads, shared, cons
     assert (loss._owned is not None) == shared
     f, g = loss(layout.pack(W, np.where(np.isfinite(A), A, 0.0), start, end))
     assert np.isfinite(f) and np.isfinite(g).all()
-    want = [naive.log_z(x, W, A, start, end) for x in X]
+    want = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
     np.testing.assert_allclose(loss.log_z, want, rtol=1e-11)
     eW, eA, eS, eE = np.zeros_like(W), np.zeros((L, L)), np.zeros(L), np.zeros(L)
     for x, w in zip(X, weights):
+        if not len(x):
+            continue
         node, pair = naive.marginals(x, W, A, start, end)
         eW += w * x.T @ node
         eA += w * pair
