@@ -484,9 +484,12 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
     The lanes share their last position: a sequence of length T_b occupies
     positions ``d_b = T - T_b .. T - 1`` of its lane, T the longest of the
     batch. Its recursion starts at ``d_b`` (the start weights are selected
-    there); the padding before it has emissions 0, is excluded from the
-    underflow test, and is cleared (forward values 0, scale 1) before the
-    backward pass, so that it adds nothing to the expected counts.
+    there); the padding before it has emission scores 0, is excluded from
+    the underflow test, and is cleared (forward values and exp-emissions 0,
+    scale 1) before the backward pass, so that it adds nothing to the
+    expected counts and its backward values stay 0 however long it is.
+    ``reach`` is what :func:`_reachable` returns for the longest sequence of
+    the chunk, ``lb`` what :func:`_lane_buffers` returns.
 
     Returns False, having changed nothing but the work arrays, when any of
     the sequences needs the underflow-safe path (the caller then runs them
@@ -606,12 +609,14 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
         work8[b] = lz
     for b in range(NL):
         logz_out[seqs[b]] = work8[b]
-    # clear the padding: no forward mass, scale 1
+    # clear the padding: no forward mass, no emission (so that the backward
+    # values there are 0 too, not products of up to T unscaled steps), scale 1
     for b in range(NL):
         for t in range(T - lengths[b]):
             scale8[t * NL + b] = 1.0
             for j in range(L):
                 alpha8[(t * L + j) * NL + b] = 0.0
+                U8[(t * L + j) * NL + b] = 0.0
     # backward, with the weighted pair marginals of (t, t + 1)
     inv = vdiv(vsplat(1.0), s)
     for j in range(L):

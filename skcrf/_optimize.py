@@ -207,6 +207,7 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
     n_evals = 1
     history = History(x.size, m, n_threads=n_threads, dtype=history_dtype)
     history.refresh(g)
+    _require_finite(f, history.vv, "at the initial weights")
     d = np.empty_like(x)
     reason = message = None
     while reason is None:
@@ -229,7 +230,11 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
             xa += x
             fa, ga = fun(xa)
             trial.update(x=xa, f=fa, g=ga)
-            return fa, float(np.dot(ga, d))
+            slope = float(np.dot(ga, d))
+            if np.isfinite(fa) and not np.isfinite(slope):
+                _require_finite(fa, slope, f"at a trial step of iteration "
+                                           f"{len(progress.history) + 1}")
+            return fa, slope
 
         search = more_thuente(phi, f, gd, stp, **_LINE_SEARCH)
         n_evals += search.n_evals
@@ -247,6 +252,7 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
         x_new, f_new, g_new = trial["x"], trial["f"], trial["g"]
         sy = search.stp * (search.g - gd)
         history.update(x_new, x, g_new, g, g_new, store=sy > _EPS * -gd * search.stp)
+        _require_finite(f_new, history.vv, f"after iteration {len(progress.history) + 1}")
         f_old = f
         x, f, g = x_new, f_new, g_new
         # |g| and |d| from the history's dot products: no pass over the vectors
@@ -265,6 +271,19 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
     return OptimizeResult(x=x, fun=float(f), n_iter=len(progress.history),
                           n_evals=n_evals, reason=reason, message=message,
                           history=progress.history)
+
+
+def _require_finite(f, g_sq, where):
+    """Raise when the objective or its gradient (given as |g|^2, which the
+    history computes anyway, or any product with it) is not finite: the optimiser would otherwise read
+    a NaN direction as a zero gradient and stop, returning wrong weights
+    without a word."""
+    if not (np.isfinite(f) and np.isfinite(g_sq)):
+        raise FloatingPointError(
+            f"The training objective or its gradient is not finite {where} "
+            f"(objective {f!r}, a product of the gradient: {g_sq!r}). This is a bug in skcrf "
+            f"unless the features hold values so large that the scores overflow: "
+            f"please report it with the data's shape and value range.")
 
 
 # L-BFGS-B's line search constants (lbfgsb.f, lnsrlb) and scipy's defaults
@@ -315,6 +334,7 @@ def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose,
     pg = _pseudo_gradient(x, g, c1)
     history = History(x.size, m, n_threads=n_threads)
     history.refresh(pg)
+    _require_finite(f, np.dot(g, g), "at the initial weights")   # (pg hides NaN at 0)
     d = np.empty_like(x)
     reason, message = None, ""
     for k in range(max_iter):
@@ -344,6 +364,7 @@ def _owlqn(fun, theta0, c1, max_iter, tol, period, max_fun, m, epsilon, verbose,
         del s_vec
         pg = _pseudo_gradient(x_new, g_new, c1)
         history.update(x_new, x, g_new, g, pg, store=sy > 1e-12 * max(1.0, ss))
+        _require_finite(f_new, np.dot(g_new, g_new), f"after iteration {k + 1}")
         x, g, f = x_new, g_new, f_new
         reason = progress.iteration(x, f, np.sqrt(history.vv), np.sqrt(ss), n_evals)
         if reason is not None:

@@ -107,6 +107,50 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
     np.testing.assert_allclose(gE, wE, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("long_len", [40, 1500])
+def test_long_padding_adds_nothing(long_len):
+    """One long sequence beside seven of one or two tokens: the short lanes are
+    padded over (almost) the whole length. Unscaled backward values over 1,500
+    padded positions would overflow (inf * 0 = NaN in the counts): the
+    objective must match the one-sequence kernel, and a fit must train."""
+    from skcrf import LinearChainCRF
+
+    rng = np.random.default_rng(long_len)
+    L, F = 5, 30
+    lengths = [long_len] + [1, 2] * 3 + [1]
+    X = [(rng.random((T, F)) < 0.3) * 1.0 for T in lengths]
+    y = [rng.integers(0, L, T) for T in lengths]
+    W = rng.normal(size=(F, L))
+    A = rng.normal(size=(L, L))
+    seqs = Sequences.from_list(X)
+    indptr, indices, data, offsets = seqs.kernel_arrays()
+    start = end = np.zeros(L)
+    expA, es, ee, shifts = exp_transitions(A, start, end)
+    lb = K._lane_buffers(long_len, L)
+    gA8 = np.zeros(L * L * N_LANES)
+    gS, gE, logz = np.zeros(L), np.zeros(L), np.zeros(N_LANES)
+    weights = np.ones(N_LANES)
+    assert K._lane_posteriors(np.arange(N_LANES), indptr, indices, data, offsets, weights,
+                              W, expA, es, ee, shifts, K._reachable(expA, es, long_len),
+                              lb, gA8, gS, gE, logz)
+    gA = np.zeros((L, L))
+    K._add_lane_pairs(gA8, gA)
+    assert np.isfinite(gA).all() and np.isfinite(lb[2][:long_len * L * N_LANES]).all()
+    wA = np.zeros((L, L))
+    bufs = K._posterior_buffers(0, N_LANES, offsets, L)
+    for s in range(N_LANES):
+        lz, _ = K._posteriors(offsets[s], lengths[s], indptr, indices, data, W, A, start,
+                              end, expA, np.ascontiguousarray(expA.T), es, ee, shifts,
+                              bufs, 1.0, wA)
+        assert logz[s] == pytest.approx(lz, rel=1e-12)
+    np.testing.assert_allclose(gA, wA, rtol=1e-10, atol=1e-12)
+    # a fit on one thread (one chunk, whose batch holds all eight) trains
+    labels = np.array(list("abcde"))
+    m = LinearChainCRF(max_iter=30, tol=0.0).fit(seqs, [labels[t] for t in y])
+    assert m.n_iter_ == 30 and np.isfinite(m.coef_).all()
+    assert m.history_[-1]["objective"] < m.history_[0]["objective"]
+
+
 @pytest.mark.parametrize("at", [0, 1, 2])
 def test_lane_posteriors_give_up_on_underflow_and_change_nothing(at):
     # lane 5 holds the sequence of test_objective's partial-underflow test,

@@ -125,3 +125,28 @@ def test_owlqn_max_iter_warns():
     with pytest.warns(ConvergenceWarning, match="OWL-QN"):
         res = minimize_owlqn(Counted(), np.zeros(20), c1=0.1, max_iter=2, tol=0.0)
     assert res.reason == "max_iter" and res.n_iter == 2
+
+
+@pytest.mark.parametrize("bad_at", [0, 3])
+@pytest.mark.parametrize("owlqn", [False, True])
+def test_a_non_finite_gradient_raises_instead_of_passing_for_convergence(bad_at, owlqn):
+    """A NaN in the gradient made the direction's slope NaN, which the loop
+    read as "the gradient is zero": fit returned the initial weights without
+    a warning. It must raise."""
+    from skcrf._optimize import minimize_owlqn
+
+    calls = {"n": 0}
+    c = np.array([1.0, 30.0, 900.0])          # takes a few iterations
+
+    def fun(x):
+        calls["n"] += 1
+        g = 2.0 * c * (x - 1.0)
+        if calls["n"] > bad_at:
+            g[1] = np.nan
+        return float(np.sum(c * (x - 1.0) ** 2)), g
+
+    with pytest.raises(FloatingPointError, match="not finite"):
+        if owlqn:
+            minimize_owlqn(fun, np.zeros(3), c1=0.1, max_iter=50, tol=0.0)
+        else:
+            minimize_lbfgs(fun, np.zeros(3), max_iter=50, tol=0.0)
