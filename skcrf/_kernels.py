@@ -431,7 +431,7 @@ def _lane_buffers(maxT, L):
     T = max(maxT, 1)
     n = T * L * N_LANES
     return (np.empty((T, L)), np.empty(n), np.empty(n), np.empty(n),
-            np.empty(T * N_LANES), np.empty(max(T, L) * N_LANES), np.empty(N_LANES),
+            np.empty(T * N_LANES), np.empty(L * N_LANES), np.empty(N_LANES),
             np.empty(n), np.empty(T * N_LANES), np.empty(N_LANES, dtype=np.int64))
 
 
@@ -516,9 +516,9 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
         d = T - lengths[b]
         for t in range(T):
             first8[t * NL + b] = 1.0 if t == d else 0.0
-            work8[t * NL + b] = np.inf if t < d else 0.0   # (work8: T * NL here)
-    for t in range(T):
-        pad = vload(work8, t * NL)
+            scale8[t * NL + b] = np.inf if t < d else 0.0   # (scale8: free until
+    for t in range(T):                                      # the forward pass)
+        pad = vload(scale8, t * NL)
         for j in range(L):
             vstore(check8, (t * L + j) * NL,
                    vadd(pad, vsplat(0.0 if reach[reach.shape[0] - 1, j] else np.inf)))
@@ -652,6 +652,16 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
 
 
 @njit(**_JIT)
+def _lane_setup(lo, hi, offsets, L, expA, exp_start):
+    """What the sequences ``lo..hi-1`` need for :func:`_lane_posteriors`: the
+    work arrays, the reachable labels, and the lane array of transition
+    counts (zero)."""
+    maxT = _max_length(lo, hi, offsets)
+    return (_lane_buffers(maxT, L), _reachable(expA, exp_start, maxT),
+            np.zeros(L * L * N_LANES))
+
+
+@njit(**_JIT)
 def _lane_marginals(P8, b, lengths, L, P, r0):
     """The sequence of lane ``b`` (``lengths[b]`` tokens, the last ones of the
     batch's ``max(lengths)`` positions) from the lane array ``P8`` ((t, label,
@@ -722,10 +732,7 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
     L = W.shape[1]
     bufs = _posterior_buffers(lo, hi, offsets, L)
     P, alpha, beta = bufs[0], bufs[1], bufs[2]
-    maxT = _max_length(lo, hi, offsets)
-    lb = _lane_buffers(maxT, L)
-    reach = _reachable(expA, exp_start, maxT)
-    gA8 = np.zeros(L * L * N_LANES)
+    lb, reach, gA8 = _lane_setup(lo, hi, offsets, L, expA, exp_start)
     expAT = np.ascontiguousarray(expA.T)
     gAc[:, :] = 0.0
     gSc[:] = 0.0
@@ -785,10 +792,7 @@ def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weight
         return
     bufs = _posterior_buffers(lo, hi, offsets, L)
     alpha, beta = bufs[1], bufs[2]
-    maxT = _max_length(lo, hi, offsets)
-    lb = _lane_buffers(maxT, L)
-    reach = _reachable(expA, exp_start, maxT)
-    gA8 = np.zeros(L * L * N_LANES)
+    lb, reach, gA8 = _lane_setup(lo, hi, offsets, L, expA, exp_start)
     i = lo
     while i < hi:
         n = _lane_run(i, hi, order, offsets)

@@ -275,14 +275,14 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
 
 def _require_finite(f, g_sq, where):
     """Raise when the objective or its gradient (given as |g|^2, which the
-    history computes anyway, or any product with it) is not finite: the optimiser would otherwise read
-    a NaN direction as a zero gradient and stop, returning wrong weights
-    without a word."""
+    history computes anyway, or any product with it) is not finite: the
+    optimiser would otherwise read a NaN direction as a zero gradient and
+    stop, returning wrong weights without a word."""
     if not (np.isfinite(f) and np.isfinite(g_sq)):
         raise FloatingPointError(
             f"The training objective or its gradient is not finite {where} "
-            f"(objective {f!r}, a product of the gradient: {g_sq!r}). This is a bug in skcrf "
-            f"unless the features hold values so large that the scores overflow: "
+            f"(objective {f!r}, a product of the gradient: {g_sq!r}). This is a bug "
+            f"in skcrf unless the features hold values so large that the scores overflow: "
             f"please report it with the data's shape and value range.")
 
 
