@@ -35,6 +35,7 @@ from skcrf import LinearChainCRF
 from skcrf import _kernels as K
 from skcrf import _objective
 from skcrf._inference import exp_transitions
+from skcrf._lanes import row_width
 from skcrf._layout import build_layout, count_pairs
 from skcrf._parallel import numba_threads
 from skcrf._penalty import ElasticNet
@@ -65,7 +66,7 @@ def _stage_lanes(order, indptr, indices, data, offsets, weights, W, expA, es, ee
                  logz):
     """Emissions and forward-backward with the pair marginals, N_LANES sequences
     at a time in SIMD lanes, in the objective's order (what fit runs)."""
-    L = W.shape[1]
+    L = expA.shape[0]
     n = order.size
     maxT = K._max_length(0, n, offsets)
     lb = K._lane_buffers(maxT, L)
@@ -173,12 +174,16 @@ def main():
     W, A, start, end = layout.unpack(theta)
     # the objective's kernels see features most frequent first: reorder W alike
     order = np.argsort(-np.bincount(Xtr.X.indices, minlength=F), kind="stable")
+    # and pads its rows as the objective does (4k columns up to 16 labels)
     W = np.ascontiguousarray(W[order])
+    Wp = np.zeros((F, row_width(L)))
+    Wp[:, :L] = W
+    W = Wp
     expA, es, ee, shifts = exp_transitions(A, start, end)
     ip, ix, dt, off = loss.arrays
     E, U, al, be = (np.empty((n, L)) for _ in range(4))
     sc, work = np.empty(n), np.empty(L)
-    gW, gA = np.zeros((F, L)), np.zeros((L, L))
+    gW, gA = np.zeros((F, row_width(L))), np.zeros((L, L))
     stages = [
         ("emission scores", lambda: _stage_emissions(ip, ix, dt, off, W, E)),
         ("forward-backward (with exp), no pair marginals", lambda: _stage_forward_backward(

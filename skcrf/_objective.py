@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._inference import exp_transitions
+from ._lanes import row_width
 from ._layout import count_pairs
 from ._parallel import chunk_bounds, numba_threads, run_chunks
 
@@ -56,6 +57,8 @@ class CRFLoss:
         self.layout = layout
         F, L = layout.n_features, layout.n_labels
         indptr, indices, data, offsets = arrays
+        if data.size > 1 and data.size == indices.size and np.all(data == 1.0):
+            data = np.ones(1)   # binary features: the kernels skip the values
         self.weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         if counts is None:
             counts = count_pairs(arrays, y, self.weights, L, F)
@@ -84,11 +87,14 @@ class CRFLoss:
         # the state counts of every token to them (_OwnedRows), so memory no
         # longer grows with the threads.
         row_bounds = None
-        extra = (n_chunks - 1) * self._rows * L * 8
+        extra = (n_chunks - 1) * self._rows * row_width(L) * 8
         if n_chunks > 1 and extra > _PRIVATE_GRADIENT_BYTES:
             rank, row_bounds = _OwnedRows.deal_rows(rank, self._rows, n_chunks)
+        # rows of the kernel-side weights and gradient padded to a multiple of
+        # 4 columns (up to 16 labels), which the sparse passes read as quads
+        self._width = row_width(L)
         f, lab = np.divmod(layout.state_pos, L)
-        self._pos = rank[f] * L + lab   # flat index of (f, lab) in _W and _gW[c]
+        self._pos = rank[f] * self._width + lab   # flat index of (f, lab) in _W, _gW[c]
         # (an int32 table, so the copy of the indices is made in int32 directly,
         # without an int64 temporary of 8 bytes per non-zero)
         local_indices = rank.astype(np.int32)[indices]
@@ -121,9 +127,9 @@ class CRFLoss:
     def _buffers(self):
         if self._W is None:
             n_buffers = 1 if self._owned is not None else self.bounds.size - 1
-            rows, L = self._rows, self.layout.n_labels
-            self._W = np.zeros((rows, L))
-            self._gW = np.zeros((n_buffers, rows, L))
+            rows, width = self._rows, self._width
+            self._W = np.zeros((rows, width))
+            self._gW = np.zeros((n_buffers, rows, width))
         return self._W, self._gW
 
     @property

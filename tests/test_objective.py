@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from skcrf import Sequences
+from skcrf._lanes import row_width
 from skcrf._layout import ParameterLayout
 from skcrf._objective import CRFLoss, Objective
 from skcrf._penalty import ElasticNet
 
-from conftest import random_problem
+from conftest import model_from_weights, random_problem
 import naive
 
 
@@ -75,6 +76,47 @@ def test_log_z_likelihood_and_expected_counts_match_enumeration(start_end, float
         eS += node[0]
         eE += node[-1]
     np.testing.assert_allclose(expected, layout.pack(eW, eA, eS, eE), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("L", [1, 2, 4, 6, 8, 9, 12, 13, 16, 17])
+@pytest.mark.parametrize("float_values", [True, False])
+def test_every_row_width_matches_enumeration(L, float_values):
+    """The sparse passes read weight rows of 4, 8, 12, 16 columns as quads
+    (training pads its rows to those widths up to 16 labels; prediction
+    uses them when L is one) and others with a scalar loop: log Z, the
+    expected counts, Viterbi and the marginals agree with enumeration at every
+    width, for tokens with no, one, an odd and an even number of non-zeros."""
+    rng = np.random.default_rng(100 + L)
+    X, y, W, A, start, end = random_problem(rng, n_seq=18, max_len=3 if L <= 9 else 2,
+                                            n_labels=L, n_features=9, density=0.5,
+                                            float_values=float_values, min_len=1)
+    value = 1.7 if float_values else 1.0
+    X[0][0] = 0.0                      # no non-zero
+    X[1][0] = 0.0
+    X[1][0, 4] = value                 # one
+    X[2][0] = 0.0
+    X[2][0, [0, 5, 8]] = value         # three
+    X[3][0] = value                    # all nine
+    obj, layout, loss = _setup(X, y, L, True)
+    assert loss._W.shape[1] == (-(-L // 4) * 4 if L <= 16 else L)
+    theta = layout.pack(W, A, start, end)
+    f, g = obj(theta)
+    np.testing.assert_allclose(loss.log_z, [naive.log_z(x, W, A, start, end) for x in X],
+                               rtol=1e-10, atol=1e-10)
+    expected = g + loss.empirical
+    eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
+    for x in X:
+        node, pair = naive.marginals(x, W, A, start, end)
+        eW += x.T @ node
+        eA += pair
+        eS += node[0]
+        eE += node[-1]
+    np.testing.assert_allclose(expected, layout.pack(eW, eA, eS, eE), rtol=1e-8, atol=1e-10)
+    crf = model_from_weights(W, A, start, end)
+    for x, path, probs in zip(X, crf.predict(X), crf.predict_marginals(X)):
+        assert list(path) == list(naive.viterbi(x, W, A, start, end))
+        np.testing.assert_allclose([[p[k] for k in range(L)] for p in probs],
+                                   naive.marginals(x, W, A, start, end)[0], atol=1e-10)
 
 
 def test_gradient_matches_finite_differences():
@@ -223,8 +265,8 @@ def test_unused_feature_columns_cost_no_rows_and_change_nothing(n_threads):
     _, layout, loss = _setup(X, y, L, True, n_threads=n_threads)
     _, layout_w, loss_w = _setup(wide, y, L, True, n_threads=n_threads)
     used = np.count_nonzero(np.concatenate(X).any(axis=0))
-    assert loss_w._W.shape == (used + 1, L)
-    assert loss_w._gW.shape[1:] == (used + 1, L)
+    assert loss_w._W.shape == (used + 1, row_width(L))   # (rows padded to 4 columns)
+    assert loss_w._gW.shape[1:] == (used + 1, row_width(L))
     theta = layout.pack(W, A, start, end)
     Ww = np.zeros((3 * F + 2, L))
     Ww[3 * np.arange(F) + 1] = W
