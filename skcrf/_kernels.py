@@ -51,7 +51,8 @@ from numba import njit, prange
 from ._intrinsics import exp_nonpositive, prefetch_row
 from ._lanes import (N_LANES, N_QUAD, qadd, qfma, qget, qload, qmake, qsplat, qstore,
                      qzero, vadd, vdiv, vexponent, vfma, vhmax, vhmin, vlane, vload,
-                     vmantissa, vmax, vmin, vmul, vselect, vsplat, vstore, vsub, vsum)
+                     vexp_nonpositive, vmantissa, vmax, vmin, vmul, vselect, vsplat, vstore, vsub,
+                     vsum)
 
 _JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 # The recursions may reassociate sums and fuse multiply-adds, so that their
@@ -608,13 +609,6 @@ def _reachable(expA, exp_start, maxT):
     return reach, settled
 
 
-@njit(**_JIT_EXP)
-def _exp_flat(u, n):
-    """u[:n] = exp(u[:n]) for u <= 0 (as :func:`_exp_shifted`)."""
-    for k in range(n):
-        u[k] = exp_nonpositive(u[k])
-
-
 @njit(**_JIT)
 def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp_start,
                      exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
@@ -669,16 +663,15 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
         for t in range(min(settled, lengths[b])):
             for j in range(L):
                 check8[((d + t) * L + j) * NL + b] = 0.0 if reach[t, j] else np.inf
-    # emissions, one sequence at a time, into lane b after its padding
+    # emissions, one sequence at a time, straight into lane b after its
+    # padding (a strided view of the lane array)
     for t in range(T):
         for j in range(L):
             vstore(U8, (t * L + j) * NL, vsplat(0.0))
+    U3 = U8[:T * L * NL].reshape((T, L, NL))
     for b in range(NL):
         d = T - lengths[b]
-        _emissions(indptr, indices, data, offsets[seqs[b]], lengths[b], W, E)
-        for t in range(lengths[b]):
-            for j in range(L):
-                U8[((d + t) * L + j) * NL + b] = E[t, j]
+        _emissions(indptr, indices, data, offsets[seqs[b]], lengths[b], W, U3[d:, :, b])
         w8[b] = weights[seqs[b]]
     # U = exp(E - max_j E), the maxima summed per lane (0 in the padding)
     maxima = vsplat(0.0)
@@ -690,7 +683,8 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
         for j in range(L):
             vstore(U8, k0 + j * NL, vsub(vload(U8, k0 + j * NL), m))
         maxima = vadd(maxima, m)
-    _exp_flat(U8, T * L * NL)
+    for k in range(T * L):
+        vstore(U8, k * NL, vexp_nonpositive(vload(U8, k * NL)))
     # forward, tracking each lane's smallest watched value, and the product
     # of its scales (from its first position on) as mantissa * 2**exponent
     lowest = vsplat(np.inf)
