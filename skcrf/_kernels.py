@@ -92,7 +92,7 @@ def _emissions(indptr, indices, data, t0, T, W, out):
     loop, two non-zeros per step: each step's multiply-adds go to ``out[t]``
     once, so the chain of updates of that row through memory is half as long
     (measured 1.12x on CoNLL-2002; four per step was no faster)."""
-    if W.shape[1] % N_QUAD == 0 and W.shape[1] <= 4 * N_QUAD:
+    if _quad_count(W.shape[1]):
         _emissions_quads(indptr, indices, data, t0, T, W, out)
         return
     L = out.shape[1]
@@ -172,6 +172,14 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
                 a3 = qfma(v, qload(Wf, f + 12), a3)
             p += 1
         _store_quads(out, t, qadd(a0, b0), qadd(a1, b1), qadd(a2, b2), qadd(a3, b3))
+
+
+@njit(inline="always", **_JIT)
+def _quad_count(width):
+    """How many quads a weight row of ``width`` columns is read as: 1-4 for
+    4, 8, 12 or 16 columns (what ``skcrf._lanes.row_width`` pads to), 0 for
+    any other width (a scalar loop)."""
+    return width // N_QUAD if width % N_QUAD == 0 and width <= 4 * N_QUAD else 0
 
 
 @njit(inline="always", **_JIT)
@@ -437,7 +445,7 @@ def _add_state_counts(indptr, indices, data, t0, T, P, gW):
 def _row_quads(P, r, Lw):
     """Row r of P as the quads of a gradient row of ``Lw`` columns:
     ``(nq, q0, q1, q2, q3)``, nq = 0 when such rows are not read as quads."""
-    nq = Lw // N_QUAD if Lw % N_QUAD == 0 and Lw <= 4 * N_QUAD else 0
+    nq = _quad_count(Lw)
     q0 = _quad_of_row(P, r, 0)
     q1 = _quad_of_row(P, r, 1) if nq > 1 else q0
     q2 = _quad_of_row(P, r, 2) if nq > 2 else q0
@@ -446,7 +454,7 @@ def _row_quads(P, r, Lw):
 
 
 @njit(**_JIT)
-def _add_scaled_row(gW, gf, f, v, binary, P, r, nq, q0, q1, q2, q3):
+def _add_scaled_row(gW, gf, f, v, P, r, nq, q0, q1, q2, q3):
     """gW[f, :L] += v * P[r, :]: as nq quads (``gf`` is gW flat, q0.. the
     row's quads from :func:`_row_quads`), or a scalar loop when nq = 0."""
     if nq == 0:
@@ -454,7 +462,7 @@ def _add_scaled_row(gW, gf, f, v, binary, P, r, nq, q0, q1, q2, q3):
             gW[f, j] += v * P[r, j]
         return
     k = f * gW.shape[1]
-    s = qsplat(1.0 if binary else v)
+    s = qsplat(v)
     qstore(gf, k, qfma(s, q0, qload(gf, k)))
     if nq > 1:
         qstore(gf, k + 4, qfma(s, q1, qload(gf, k + 4)))
@@ -568,12 +576,12 @@ def _lane_run(i, hi, order, offsets):
 @njit(**_JIT)
 def _lane_buffers(maxT, L):
     """Work arrays of :func:`_lane_posteriors` for sequences up to ``maxT``
-    long: (E, U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths);
+    long: (U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths);
     the ``*8`` are lane arrays (``skcrf._lanes``), ``E`` one sequence's
     emissions."""
     T = max(maxT, 1)
     n = T * L * N_LANES
-    return (np.empty((T, L)), np.empty(n), np.empty(n), np.empty(n),
+    return (np.empty(n), np.empty(n), np.empty(n),
             np.empty(T * N_LANES), np.empty(L * N_LANES), np.empty(N_LANES),
             np.empty(n), np.empty(T * N_LANES), np.empty(N_LANES, dtype=np.int64))
 
@@ -633,10 +641,10 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
     sequence's log Z to ``logz_out``, adds its weight times its expected
     transition counts to the lane array ``gA8`` ((i, j, lane), summed over
     lanes by the caller) and its start / end marginals to ``gS`` / ``gE``, and
-    leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[2]``, read with
+    leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[1]``, read with
     :func:`_lane_marginals`).
     """
-    E, U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths = lb
+    U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths = lb
     L = expA.shape[0]   # (W's rows may be padded)
     NL = N_LANES
     T = 0
@@ -883,7 +891,7 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
             for b in range(n):
                 s = order[i + b]
                 if weights[s] != 0.0:
-                    _lane_marginals(lb[2], b, lb[-1], L, P, 0)
+                    _lane_marginals(lb[1], b, lb[-1], L, P, 0)
                     _add_state_counts(indptr, indices, data, offsets[s], lb[-1][b], P,
                                       gWc)
         else:
@@ -936,7 +944,7 @@ def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weight
                                       weights, W, expA, exp_start, exp_end, shifts, reach,
                                       lb, gA8, gS, gE, logz_out):
             for b in range(n):
-                _lane_marginals(lb[2], b, lb[-1], L, P, offsets[order[i + b]] - tb0)
+                _lane_marginals(lb[1], b, lb[-1], L, P, offsets[order[i + b]] - tb0)
         else:
             for s in order[i:i + n]:
                 T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
@@ -979,8 +987,7 @@ def _owned_state_counts(k, t_lo, t_hi, tb0, indptr, indices, data, split, P, gW)
             if pa < pe:
                 prefetch_row(gW, indices[pa])
             pa, pe, ta = _advance(pa, pe, ta, t_hi, k, indptr, split)
-            _add_scaled_row(gW, gf, indices[p], data[p & dm], dm == 0, P, r, nq, q0, q1,
-                            q2, q3)
+            _add_scaled_row(gW, gf, indices[p], data[p & dm], P, r, nq, q0, q1, q2, q3)
 
 
 @njit(**_JIT)

@@ -96,7 +96,7 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
         assert scaled
         assert logz[s] == pytest.approx(lz, rel=1e-13, abs=1e-13)
         P = np.full((Tb + 2, L), np.nan)
-        K._lane_marginals(lb[2], b, lb[-1], L, P, 1)
+        K._lane_marginals(lb[1], b, lb[-1], L, P, 1)
         assert np.isnan(P[0]).all() and np.isnan(P[-1]).all()
         node = bufs[1][:Tb] * bufs[2][:Tb]
         np.testing.assert_allclose(P[1:-1], weights[s] * node, rtol=1e-12, atol=1e-15)
@@ -135,7 +135,7 @@ def test_long_padding_adds_nothing(long_len):
                               lb, gA8, gS, gE, logz)
     gA = np.zeros((L, L))
     K._add_lane_pairs(gA8, gA)
-    assert np.isfinite(gA).all() and np.isfinite(lb[2][:long_len * L * N_LANES]).all()
+    assert np.isfinite(gA).all() and np.isfinite(lb[1][:long_len * L * N_LANES]).all()
     wA = np.zeros((L, L))
     bufs = K._posterior_buffers(0, N_LANES, offsets, L)
     for s in range(N_LANES):

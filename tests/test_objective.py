@@ -30,6 +30,21 @@ def _setup(X, y, L, start_end, c2=0.0, weights=None, n_threads=1, state_pos=None
     return obj, layout, loss
 
 
+def _enumerated_counts(X, W, A, start, end, layout):
+    """Expected feature counts by enumeration, packed in the layout's order."""
+    L = A.shape[0]
+    eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
+    for x in X:
+        if not len(x):
+            continue
+        node, pair = naive.marginals(x, W, A, start, end)
+        eW += x.T @ node
+        eA += pair
+        eS += node[0]
+        eE += node[-1]
+    return layout.pack(eW, eA, eS, eE)
+
+
 @pytest.mark.parametrize("start_end", [True, False])
 @pytest.mark.parametrize("float_values", [True, False])
 @pytest.mark.parametrize("seed", range(4))
@@ -65,17 +80,9 @@ def test_log_z_likelihood_and_expected_counts_match_enumeration(start_end, float
                                rtol=1e-10)
 
     # expected counts = gradient + empirical (c2 = 0)
-    expected = g + loss.empirical
-    eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
-    for x in X:
-        if not len(x):
-            continue
-        node, pair = naive.marginals(x, W, A, start, end)
-        eW += x.T @ node
-        eA += pair
-        eS += node[0]
-        eE += node[-1]
-    np.testing.assert_allclose(expected, layout.pack(eW, eA, eS, eE), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(g + loss.empirical,
+                               _enumerated_counts(X, W, A, start, end, layout),
+                               rtol=1e-8, atol=1e-10)
 
 
 @pytest.mark.parametrize("L", [1, 2, 4, 6, 8, 9, 12, 13, 16, 17])
@@ -103,15 +110,9 @@ def test_every_row_width_matches_enumeration(L, float_values):
     f, g = obj(theta)
     np.testing.assert_allclose(loss.log_z, [naive.log_z(x, W, A, start, end) for x in X],
                                rtol=1e-10, atol=1e-10)
-    expected = g + loss.empirical
-    eW, eA, eS, eE = np.zeros_like(W), np.zeros_like(A), np.zeros(L), np.zeros(L)
-    for x in X:
-        node, pair = naive.marginals(x, W, A, start, end)
-        eW += x.T @ node
-        eA += pair
-        eS += node[0]
-        eE += node[-1]
-    np.testing.assert_allclose(expected, layout.pack(eW, eA, eS, eE), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(g + loss.empirical,
+                               _enumerated_counts(X, W, A, start, end, layout),
+                               rtol=1e-8, atol=1e-10)
     crf = model_from_weights(W, A, start, end)
     for x, path, probs in zip(X, crf.predict(X), crf.predict_marginals(X)):
         assert list(path) == list(naive.viterbi(x, W, A, start, end))
