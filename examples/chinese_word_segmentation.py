@@ -2,7 +2,9 @@
 
 Trains ``WordSegmenter()`` (6 tags; character n-grams and classes; a
 dictionary of the training words and accessor-variety statistics, both
-jackknifed over contiguous folds while fitting), scores the test set with the
+jackknifed over contiguous folds while fitting; and a second CRF on the
+character features alone whose new words are taken where the main model
+splits them unsurely), scores the test set with the
 SIGHAN definitions (P / R / F1, OOV and IV recall) and segments a few new
 sentences.
 

@@ -18,6 +18,14 @@ A model file is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays) read with
     the feature names are made of, and the parameters.
 ``segmenter``
     The ``WordSegmenter`` parameters (segmenters only).
+``oov_model``
+    A segmenter's OOV model (``WordSegmenter.oov_crf_``), when it has one:
+    its own ``labels``, ``crf`` and ``featurizer`` entries, its arrays named
+    as above with the prefix ``oov.``; the words it never proposes as new
+    (``known_words_``) are the arrays ``known_words`` (UTF-8, concatenated)
+    and ``known_word_lengths`` (bytes per word). Such files have
+    ``format_version`` 2, so that a reader of version 1, which would segment
+    without the OOV model, refuses them; every other file is version 1.
 
 Arrays: ``W_data`` / ``W_indices`` / ``W_indptr`` (the state weights as a
 CSR matrix, features x labels), ``A``, ``start``, ``end``; ``vocab_keys``
@@ -48,7 +56,7 @@ from ._version import __version__
 
 __all__ = ["save_model", "load_model", "read_model", "Model", "ModelFileError"]
 
-FORMAT, FORMAT_VERSION = "skcrf-model", 1
+FORMAT, FORMAT_VERSION = "skcrf-model", 2
 
 
 class ModelFileError(ValueError):
@@ -74,8 +82,8 @@ def save_model(estimator, path):
     from ._featurizer import SequenceFeaturizer
     from ._segmenter import WordSegmenter
 
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION,
-            "skcrf_version": __version__}
+    # version 1 unless the file holds what a version-1 reader would ignore
+    meta = {"format": FORMAT, "format_version": 1, "skcrf_version": __version__}
     arrays = {}
     if isinstance(estimator, WordSegmenter):
         check_is_fitted(estimator)
@@ -90,34 +98,14 @@ def save_model(estimator, path):
     else:
         raise TypeError("save_model takes a fitted Pipeline of a SequenceFeaturizer and a "
                         f"LinearChainCRF, or a WordSegmenter; got {type(estimator).__name__}.")
-    check_is_fitted(feat)
-    check_is_fitted(crf)
-    meta["labels"] = crf.classes_.tolist()
-    meta["crf"] = {
-        "params": {k: _json_param(v) for k, v in crf.get_params().items()},
-        "fitted": {k: getattr(crf, k) for k in ("n_iter_", "objective_", "stop_reason_",
-                                                "n_params_", "n_nonzero_")
-                   if hasattr(crf, k)},
-    }
-    import scipy.sparse as sp
-
-    W = sp.csr_matrix(np.ascontiguousarray(crf.coef_.T))
-    arrays.update(W_data=W.data, W_indices=W.indices.astype(np.int64),
-                  W_indptr=W.indptr.astype(np.int64), A=crf.transition_coef_,
-                  start=crf.start_coef_, end=crf.end_coef_)
-    templates = []
-    for i, t in enumerate(feat._templates_.templates):
-        state, tarrays = t.to_state()
-        templates.append(state)
-        for name, arr in tarrays.items():
-            arrays[f"template{i}.{name}"] = arr
-    params = {k: _json_param(v) for k, v in feat.get_params().items()
-              if k not in ("dictionary", "unlabeled_text")}
-    meta["featurizer"] = {"input_kind": feat.input_kind_, "n_columns": feat.n_columns_,
-                          "n_features": feat.n_features_out_, "templates": templates,
-                          "strings": list(feat._feature_strings_), "params": params}
-    arrays.update(vocab_keys=feat._vocab_keys_, feature_slots=feat._feature_slots_,
-                  feature_codes=feat._feature_codes_, feature_counts=feat.feature_counts_)
+    meta.update(_write_part(feat, crf, "", arrays))
+    if meta["kind"] == "segmenter" and getattr(estimator, "oov_crf_", None) is not None:
+        meta["format_version"] = 2
+        meta["oov_model"] = _write_part(estimator.oov_featurizer_, estimator.oov_crf_,
+                                        "oov.", arrays)
+        words = [w.encode("utf-8") for w in sorted(estimator.known_words_)]
+        arrays["known_words"] = np.frombuffer(b"".join(words), dtype=np.uint8)
+        arrays["known_word_lengths"] = np.array([len(w) for w in words], dtype=np.int64)
     arrays["__meta__"] = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"),
                                        dtype=np.uint8)
     directory = os.path.dirname(os.path.abspath(path))
@@ -131,6 +119,42 @@ def save_model(estimator, path):
             os.unlink(tmp)
         raise
     return path
+
+
+def _write_part(feat, crf, prefix, arrays):
+    """The metadata of one fitted featurizer + CRF; its arrays go into
+    ``arrays`` under ``prefix``."""
+    import scipy.sparse as sp
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(feat)
+    check_is_fitted(crf)
+    part = {"labels": crf.classes_.tolist()}
+    part["crf"] = {
+        "params": {k: _json_param(v) for k, v in crf.get_params().items()},
+        "fitted": {k: getattr(crf, k) for k in ("n_iter_", "objective_", "stop_reason_",
+                                                "n_params_", "n_nonzero_")
+                   if hasattr(crf, k)},
+    }
+    W = sp.csr_matrix(np.ascontiguousarray(crf.coef_.T))
+    own = dict(W_data=W.data, W_indices=W.indices.astype(np.int64),
+               W_indptr=W.indptr.astype(np.int64), A=crf.transition_coef_,
+               start=crf.start_coef_, end=crf.end_coef_)
+    templates = []
+    for i, t in enumerate(feat._templates_.templates):
+        state, tarrays = t.to_state()
+        templates.append(state)
+        for name, arr in tarrays.items():
+            own[f"template{i}.{name}"] = arr
+    params = {k: _json_param(v) for k, v in feat.get_params().items()
+              if k not in ("dictionary", "unlabeled_text")}
+    part["featurizer"] = {"input_kind": feat.input_kind_, "n_columns": feat.n_columns_,
+                          "n_features": feat.n_features_out_, "templates": templates,
+                          "strings": list(feat._feature_strings_), "params": params}
+    own.update(vocab_keys=feat._vocab_keys_, feature_slots=feat._feature_slots_,
+               feature_codes=feat._feature_codes_, feature_counts=feat.feature_counts_)
+    arrays.update({prefix + k: v for k, v in own.items()})
+    return part
 
 
 # ------------------------------------------------------------------ read
@@ -175,6 +199,24 @@ class Model:
     def _build(self, meta, arrays):
         self.meta = meta
         self.kind = meta["kind"]
+        self._build_part(meta, {k: v for k, v in arrays.items() if not k.startswith("oov.")})
+        self.segmenter = meta.get("segmenter")
+        self.oov = self.known_words = None
+        if self.kind == "segmenter" and "oov_model" in meta:
+            self.oov = Model.__new__(Model)
+            self.oov.kind, self.oov.meta, self.oov.segmenter = "tagger", meta, None
+            self.oov.oov = self.oov.known_words = None
+            self.oov._build_part(meta["oov_model"], {k[4:]: v for k, v in arrays.items()
+                                                     if k.startswith("oov.")})
+            data, lengths = arrays["known_words"], arrays["known_word_lengths"]
+            if lengths.sum() != data.size:
+                raise ValueError("known-word lengths disagree with their text")
+            ends = np.cumsum(lengths)
+            raw = data.tobytes()
+            self.known_words = frozenset(raw[e - n:e].decode("utf-8")
+                                         for e, n in zip(ends.tolist(), lengths.tolist()))
+
+    def _build_part(self, meta, arrays):
         self.labels = meta["labels"]
         f = meta["featurizer"]
         self.input_kind, self.n_columns = f["input_kind"], int(f["n_columns"])
@@ -200,9 +242,9 @@ class Model:
         rows = np.repeat(np.arange(self.n_features), np.diff(indptr))
         W[rows, indices] = data
         self.weights = Weights.from_arrays(W, arrays["A"], arrays["start"], arrays["end"])
-        crf = meta["crf"]["params"]
-        self.decoding = crf.get("decoding", "viterbi")
-        self.segmenter = meta.get("segmenter")
+        self.crf_meta = meta["crf"]
+        self.featurizer_meta = f
+        self.decoding = meta["crf"]["params"].get("decoding", "viterbi")
 
     def feature_names(self):
         return self.templates.names(self.feature_slots, self.feature_codes, self.strings)
@@ -312,8 +354,9 @@ class Model:
         return out
 
     def segment(self, texts, n_threads=1):
-        """Word lists of raw sentences (segmenter models)."""
-        from .segmentation import merge_runs, tags_to_words
+        """Word lists of raw sentences (segmenter models), as
+        ``WordSegmenter.predict`` gives them (its OOV model included)."""
+        from .segmentation import adopt_new_words, merge_runs, tags_to_words, word_start_proba
 
         pieces, owner = [], []
         for i, x in enumerate(texts):
@@ -321,11 +364,25 @@ class Model:
                 pieces.append(p)
                 owner.append(i)
         out = [[] for _ in texts]
-        if pieces:
-            merge = bool((self.segmenter or {}).get("merge_runs", False))
-            for i, p, t in zip(owner, pieces, self.predict(pieces, n_threads)):
-                words = tags_to_words(p, t)
-                out[i].extend(merge_runs(words) if merge else words)
+        if not pieces:
+            return out
+        params = self.segmenter or {}
+        words = [tags_to_words(p, t) for p, t in zip(pieces, self.predict(pieces, n_threads))]
+        if self.oov is not None:
+            proposals = [tags_to_words(p, t) for p, t in
+                         zip(pieces, self.oov.predict(pieces, n_threads))]
+            known = self.known_words
+            need = [k for k, (w, p) in enumerate(zip(words, proposals))
+                    if w != p and any(len(x) > 1 and x not in known for x in p)]
+            if need:
+                threshold = float(params.get("oov_threshold", 0.8))
+                probs = self.predict_with_probabilities([pieces[k] for k in need], n_threads)
+                for k, (_, _, P) in zip(need, probs):
+                    words[k] = adopt_new_words(words[k], proposals[k], known,
+                                               word_start_proba(P, self.labels), threshold)
+        merge = bool(params.get("merge_runs", False))
+        for i, w in zip(owner, words):
+            out[i].extend(merge_runs(w) if merge else w)
         return out
 
 
@@ -345,13 +402,30 @@ def load_model(path):
     """
     from sklearn.pipeline import make_pipeline
 
-    from ._crf import LinearChainCRF
-    from ._featurizer import SequenceFeaturizer
     from ._segmenter import WordSegmenter
 
     meta, arrays = _read(path)
     model = Model(meta, arrays, path)
-    f = meta["featurizer"]
+    feat, crf = _estimators(model)
+    if meta["kind"] == "segmenter":
+        seg = WordSegmenter(**_known(WordSegmenter, meta["segmenter"]))
+        seg.featurizer_, seg.crf_ = feat, crf
+        seg.train_words_ = frozenset()
+        seg.oov_featurizer_ = seg.oov_crf_ = None
+        seg.known_words_ = frozenset()
+        if model.oov is not None:
+            seg.oov_featurizer_, seg.oov_crf_ = _estimators(model.oov)
+            seg.known_words_ = model.known_words
+        return seg
+    return make_pipeline(feat, crf)
+
+
+def _estimators(model):
+    """The fitted ``SequenceFeaturizer`` and ``LinearChainCRF`` of a model (part)."""
+    from ._crf import LinearChainCRF
+    from ._featurizer import SequenceFeaturizer
+
+    f = model.featurizer_meta
     feat = SequenceFeaturizer(**_known(SequenceFeaturizer, f["params"]))
     feat.input_kind_, feat.n_columns_ = model.input_kind, model.n_columns
     feat.n_features_out_ = model.n_features
@@ -361,20 +435,15 @@ def load_model(path):
     feat._feature_slots_ = np.asarray(model.feature_slots, dtype=np.int32)
     feat._feature_codes_ = np.asarray(model.feature_codes, dtype=np.int32)
     feat._feature_strings_ = list(model.strings)
-    crf = LinearChainCRF(**_known(LinearChainCRF, meta["crf"]["params"]))
+    crf = LinearChainCRF(**_known(LinearChainCRF, model.crf_meta["params"]))
     crf.classes_ = np.asarray(model.labels)
     crf.n_features_in_ = model.n_features
     crf.coef_ = model.weights.W.T
     crf.transition_coef_ = model.weights.A
     crf.start_coef_, crf.end_coef_ = model.weights.start, model.weights.end
-    for k, v in meta["crf"]["fitted"].items():
+    for k, v in model.crf_meta["fitted"].items():
         setattr(crf, k, v)
-    if meta["kind"] == "segmenter":
-        seg = WordSegmenter(**_known(WordSegmenter, meta["segmenter"]))
-        seg.featurizer_, seg.crf_ = feat, crf
-        seg.train_words_ = frozenset()
-        return seg
-    return make_pipeline(feat, crf)
+    return feat, crf
 
 
 def _known(cls, params):

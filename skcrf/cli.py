@@ -415,9 +415,11 @@ def cmd_demo(args):
           f"sentences ({sum(map(len, X)):,} characters), {len(test)} held out.")
     t = time.perf_counter()
     seg = WordSegmenter(n_jobs=args.n_jobs).fit(X, train)
+    oov = (f"; its OOV model {seg.oov_crf_.n_iter_} iterations, "
+           f"{seg.oov_featurizer_.n_features_out_:,} features" if seg.oov_crf_ else "")
     print(f"Trained WordSegmenter() in {time.perf_counter() - t:.1f} s "
           f"({seg.crf_.n_iter_} L-BFGS iterations, {seg.featurizer_.n_features_out_:,} "
-          "features; the first run also compiles the kernels).")
+          f"features{oov}; the first run also compiles the kernels).")
     pred = seg.predict(["".join(s) for s in test])
     s = segmentation_scores(test, pred, train_words=seg.train_words_)
     print(f"Held-out words: precision {s['precision']:.4f}  recall {s['recall']:.4f}  "

@@ -1,6 +1,8 @@
+import numpy as np
 import pytest
 
-from skcrf.segmentation import read_segmented, tags_to_words, words_to_tags
+from skcrf.segmentation import (adopt_new_words, read_segmented, tags_to_words,
+                                word_start_proba, words_to_tags)
 
 
 def test_words_to_tags():
@@ -32,3 +34,66 @@ def test_read_segmented(tmp_path):
     p = tmp_path / "seg.txt"
     p.write_text("上海  推 迎\u3000奥运\n\n 本报讯\t日前 \n", encoding="utf-8")
     assert read_segmented(p) == [["上海", "推", "迎", "奥运"], ["本报讯", "日前"]]
+
+
+def test_word_start_proba():
+    m = np.array([[0.7, 0.0, 0.0, 0.0, 0.0, 0.3],
+                  [0.1, 0.5, 0.0, 0.2, 0.1, 0.1]])
+    classes = ["B", "B2", "B3", "E", "M", "S"]
+    assert np.allclose(word_start_proba(m, classes), [1.0, 0.2])
+    assert np.allclose(word_start_proba(m[:, [0, 5, 3, 4]], ["B", "S", "E", "M"]), [1.0, 0.2])
+    with pytest.raises(ValueError, match="shape"):
+        word_start_proba(m, classes[:5])
+    with pytest.raises(ValueError, match="starts a word"):
+        word_start_proba(m[:, [3, 4]], ["E", "M"])
+
+
+def test_adopt_new_words_rules():
+    words, known = ["上海", "浦", "东", "开发"], {"上海", "开发"}
+    p = [0.99, 0.01, 0.9, 0.6, 0.95, 0.02]
+    # 浦东 is new, whole in words (starts at 2 and 4) and its inner start (0.6) unsure
+    assert adopt_new_words(words, ["上海", "浦东", "开发"], known, p) == ["上海", "浦东", "开发"]
+    assert adopt_new_words(words, ["上海", "浦东", "开发"], known, p, threshold=0.6) == words
+    assert adopt_new_words(words, ["上海", "浦东", "开发"], known | {"浦东"}, p) == words
+    # a proposal that does not start and end where a main word does is not taken
+    assert adopt_new_words(words, ["上", "海浦东", "开发"], known, p) == words
+    assert adopt_new_words(words, ["上海浦", "东开发"], known, p) == words
+    # one-character proposals and identical segmentations change nothing
+    assert adopt_new_words(words, list("上海浦东开发"), known, p) == words
+    assert adopt_new_words(words, words, set(), p) == words
+    # several new words, each judged alone
+    q = [0.99, 0.5, 0.9, 0.99, 0.9, 0.02]
+    assert adopt_new_words(["上", "海", "浦", "东", "开发"], ["上海", "浦东", "开发"], set(), q) \
+        == ["上海", "浦", "东", "开发"]
+    with pytest.raises(ValueError, match="same text"):
+        adopt_new_words(words, ["上海", "浦东"], known, p)
+    with pytest.raises(ValueError, match="one value per character"):
+        adopt_new_words(words, words, known, p[:5])
+
+
+def test_adopt_new_words_only_removes_unsure_starts():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 12))
+        text = "".join(rng.choice(list("abcd"), n))
+
+        def cut():
+            c = [0] + sorted(set(rng.integers(1, n + 1, int(rng.integers(0, n))).tolist()) | {n})
+            return [text[a:b] for a, b in zip(c, c[1:])], set(c)
+
+        (words, cw), (props, _) = cut(), cut()
+        proba = rng.uniform(size=n)
+        known = {w for w in props if rng.uniform() < 0.3}
+        out = adopt_new_words(words, props, known, proba, threshold=0.7)
+        co = set(np.cumsum([0] + [len(w) for w in out]).tolist())
+        assert "".join(out) == text
+        removed = cw - co
+        assert co <= cw and all(proba[t] < 0.7 for t in removed)
+        # a removed start lies inside a new proposed word that is whole in words
+        pos = 0
+        for w in props:
+            inside = {t for t in removed if pos < t < pos + len(w)}
+            if inside:
+                assert w not in known and pos in cw and pos + len(w) in cw
+                assert inside == {t for t in cw if pos < t < pos + len(w)}
+            pos += len(w)

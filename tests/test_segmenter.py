@@ -8,7 +8,8 @@ from sklearn.model_selection import GridSearchCV, KFold
 from skcrf import WordSegmenter, allowed_transitions
 from skcrf.datasets import load_sample_cws
 from skcrf.metrics import segmentation_scores
-from skcrf.segmentation import merge_runs, tags_to_words, words_to_tags
+from skcrf.segmentation import (adopt_new_words, merge_runs, tags_to_words,
+                                word_start_proba, words_to_tags)
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +142,69 @@ def test_adjacent_pmi_auto(sample, segmenter):
     assert any(n.startswith("pmi_before=") for n in seg.featurizer_.get_feature_names_out())
     seg = WordSegmenter(max_iter=5, adjacent_pmi=True).fit(X, train[:60])
     assert seg.featurizer_.adjacent_pmi
+
+
+def test_oov_model_adopts_the_character_models_new_words(sample, segmenter):
+    train, test = sample
+    X = ["".join(s) for s in test]
+    main, oov = segmenter.crf_, segmenter.oov_crf_
+    assert oov is not None and oov.constraints == "BB2B3MES"
+    names = segmenter.oov_featurizer_.get_feature_names_out()
+    assert not any(n.startswith(("w_", "dict", "av", "pmi_")) for n in names)
+    # predict = the main model's words, the character model's new words
+    # adopted where the main model is unsure, then digit / Latin runs merged
+    S = segmenter.featurizer_.transform(X)
+    words = [tags_to_words(x, t) for x, t in zip(X, main.predict(S))]
+    props = [tags_to_words(x, t) for x, t in
+             zip(X, oov.predict(segmenter.oov_featurizer_.transform(X)))]
+    marg = main.predict_marginals(S)
+    expect = [merge_runs(adopt_new_words(w, p, segmenter.train_words_,
+                                         word_start_proba(m, list(main.classes_)), 0.8))
+              for w, p, m in zip(words, props, marg)]
+    assert segmenter.predict(X) == expect
+    assert expect != [merge_runs(w) for w in words]     # the sample has such words
+    # off: the main model alone; and no second model without dictionary or statistics
+    plain = WordSegmenter(max_iter=60, oov_model=False).fit(["".join(s) for s in train], train)
+    assert plain.oov_crf_ is None
+    assert plain.predict(X) == [merge_runs(w) for w in words]
+    bare = WordSegmenter(max_iter=5, dictionary=None, accessor_variety=None).fit(
+        ["".join(s) for s in train[:50]], train[:50])
+    assert bare.oov_crf_ is None and bare.oov_featurizer_ is None
+    # "auto": off with unlabeled text (the main model's statistics then cover it)
+    with_text = WordSegmenter(max_iter=5, unlabeled_text=X).fit(
+        ["".join(s) for s in train[:50]], train[:50])
+    assert with_text.oov_crf_ is None
+    forced = WordSegmenter(max_iter=5, unlabeled_text=X, oov_model=True).fit(
+        ["".join(s) for s in train[:50]], train[:50])
+    assert forced.oov_crf_ is not None
+
+
+def test_oov_model_never_proposes_dictionary_words(sample):
+    train, _ = sample
+    X = ["".join(s) for s in train[:80]]
+    seg = WordSegmenter(max_iter=10, dictionary=["浦东新区"]).fit(X, train[:80])
+    assert "浦东新区" in seg.known_words_ and seg.train_words_ < seg.known_words_
+
+
+def test_model_file_keeps_the_oov_model(sample, segmenter, tmp_path, monkeypatch):
+    from skcrf import _model_io
+    from skcrf._model_io import ModelFileError, load_model, read_model, save_model
+
+    _, test = sample
+    X = ["".join(s) for s in test] + ["上海 北京", ""]
+    expect = segmenter.predict(X)
+    path = save_model(segmenter, tmp_path / "seg.skcrf")
+    model = read_model(path)
+    assert model.meta["format_version"] == 2 and model.oov is not None
+    assert model.known_words == segmenter.known_words_
+    assert model.segment(X) == expect
+    loaded = load_model(path)
+    assert loaded.oov_crf_ is not None and loaded.predict(X) == expect
+    # a reader of format 1 would segment without the OOV model: it must refuse
+    monkeypatch.setattr(_model_io, "FORMAT_VERSION", 1)
+    with pytest.raises(ModelFileError, match="newer"):
+        read_model(path)
+    monkeypatch.undo()
+    # without an OOV model the file stays at version 1
+    plain = WordSegmenter(max_iter=5, oov_model=False).fit(X[:20], test[:20])
+    assert read_model(save_model(plain, tmp_path / "plain.skcrf")).meta["format_version"] == 1
