@@ -26,6 +26,8 @@ from _common import DEFAULT_DATA, machine, run_json_child
 ROWS = {
     "default": ("WordSegmenter() (all defaults)", {}),
     "with_test_text": ("WordSegmenter(unlabeled_text=<raw test text>)", {"unlabeled": True}),
+    "no_oov_model": ("defaults without the OOV model (oov_model=False: the defaults "
+                     "before 2026-12-02)", {"oov_model": False}),
     "no_dictionary": ("defaults without dictionary features", {"dictionary": None}),
     "no_dictionary_with_test_text": ("defaults without dictionary features, with the raw "
                                      "test text as unlabeled text",

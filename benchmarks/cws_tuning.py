@@ -238,6 +238,14 @@ CONFIGS = {
     "jav10_cls_jpmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                              "accessor_variety_folds": 10,
                                              "adjacent_pmi": True}, None),
+    # feature count cut-off: n-grams seen once (twice) in training dropped, so that
+    # training tokens show the unseen n-grams that new words show
+    "cdict2_jav10_cls_mf2_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                   "accessor_variety_folds": 10,
+                                                   "dictionary_folds": 2, "min_freq": 2}, 1),
+    "cdict2_jav10_cls_mf3_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
+                                                   "accessor_variety_folds": 10,
+                                                   "dictionary_folds": 2, "min_freq": 3}, 1),
     "cdict_jav10_cls_pmi_c03": ("BB2B3MES", 0.3, {"accessor_variety": 5, "char_classes": True,
                                                   "accessor_variety_folds": 10,
                                                   "extra": ("pmi",)}, 1),
