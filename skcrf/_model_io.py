@@ -356,7 +356,8 @@ class Model:
     def segment(self, texts, n_threads=1):
         """Word lists of raw sentences (segmenter models), as
         ``WordSegmenter.predict`` gives them (its OOV model included)."""
-        from .segmentation import adopt_new_words, merge_runs, tags_to_words, word_start_proba
+        from .segmentation import (_to_revisit, adopt_new_words, merge_runs, tags_to_words,
+                                   word_start_proba)
 
         pieces, owner = [], []
         for i, x in enumerate(texts):
@@ -372,8 +373,7 @@ class Model:
             proposals = [tags_to_words(p, t) for p, t in
                          zip(pieces, self.oov.predict(pieces, n_threads))]
             known = self.known_words
-            need = [k for k, (w, p) in enumerate(zip(words, proposals))
-                    if w != p and any(len(x) > 1 and x not in known for x in p)]
+            need = _to_revisit(words, proposals, known)
             if need:
                 threshold = float(params.get("oov_threshold", 0.8))
                 probs = self.predict_with_probabilities([pieces[k] for k in need], n_threads)

@@ -10,8 +10,8 @@ from ._featurizer import SequenceFeaturizer
 from ._persistence import VersionedPickleMixin
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 from .metrics import segmentation_scores
-from .segmentation import (adopt_new_words, merge_runs, tags_to_words, word_start_proba,
-                           words_to_tags)
+from .segmentation import (_to_revisit, adopt_new_words, merge_runs, tags_to_words,
+                           word_start_proba, words_to_tags)
 
 __all__ = ["WordSegmenter"]
 
@@ -260,10 +260,7 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         proposals = [tags_to_words(p, t) for p, t in
                      zip(pieces, self.oov_crf_.predict(self.oov_featurizer_.transform(pieces)))]
         known = self.known_words_
-        # the main model's marginals only for the pieces where the two disagree
-        # on a new word
-        need = [k for k, (w, p) in enumerate(zip(words, proposals))
-                if w != p and any(len(x) > 1 and x not in known for x in p)]
+        need = _to_revisit(words, proposals, known)
         if not need:
             return
         classes = list(self.crf_.classes_)

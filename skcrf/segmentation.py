@@ -184,6 +184,15 @@ def adopt_new_words(words, proposals, vocabulary, start_proba, threshold=0.8):
     return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
+def _to_revisit(words, proposals, vocabulary):
+    """Indices of the sentences where ``proposals`` differ from ``words`` and
+    hold a new word of two or more characters: the only ones
+    :func:`adopt_new_words` can change (callers compute the main model's
+    marginals for these alone)."""
+    return [k for k, (w, p) in enumerate(zip(words, proposals))
+            if w != p and any(len(x) > 1 and x not in vocabulary for x in p)]
+
+
 def read_segmented(path, encoding="utf-8"):
     """Read segmented text: one sentence per line, words separated by whitespace.
 
