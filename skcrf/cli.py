@@ -111,6 +111,10 @@ def cmd_train(args):
             _progress("featurizing and training (one line per iteration)...")
             model.fit(X, y)
             crf = model.crf_
+            if model.oov_crf_ is not None:
+                _progress(f"OOV model (character features only, for new words): "
+                          f"{model.oov_crf_.n_iter_} iterations "
+                          f"({model.oov_crf_.stop_reason_})")
             if dev is not None:
                 _progress(f"held-out word F1: {model.score(*dev):.4f}")
         else:
@@ -328,6 +332,9 @@ def cmd_dump(args):
         for i in order:
             if W[i, j] > 0:
                 print(f"  {W[i, j]:9.4f}  {names[i]}")
+    if getattr(model, "oov", None) is not None:
+        print(f"\nOOV model (character features only; not shown): {model.oov.n_features:,} "
+              f"features; {len(model.known_words):,} known words never proposed as new")
     return 0
 
 

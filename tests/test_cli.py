@@ -233,6 +233,9 @@ def test_segmenter_train_and_segment(tmp_path, capsys):
     code, _, err = _run(["train", "--format", "segmented", "-m", model, "--max-iter", "40",
                          train], capsys)
     assert code == 0, err
+    assert "OOV model" in err and read_model(model).oov is not None
+    code, out, _ = _run(["dump", "-m", model, "-k", "2"], capsys)
+    assert code == 0 and "OOV model (character features only" in out
     code, out, err = _run(["segment", "-m", model, raw], capsys)
     assert code == 0, err
     pred = [ln.split() for ln in out.splitlines()]
