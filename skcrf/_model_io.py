@@ -356,8 +356,7 @@ class Model:
     def segment(self, texts, n_threads=1):
         """Word lists of raw sentences (segmenter models), as
         ``WordSegmenter.predict`` gives them (its OOV model included)."""
-        from .segmentation import (_to_revisit, adopt_new_words, merge_runs, tags_to_words,
-                                   word_start_proba)
+        from .segmentation import _adopt_all, merge_runs, tags_to_words
 
         pieces, owner = [], []
         for i, x in enumerate(texts):
@@ -372,14 +371,10 @@ class Model:
         if self.oov is not None:
             proposals = [tags_to_words(p, t) for p, t in
                          zip(pieces, self.oov.predict(pieces, n_threads))]
-            known = self.known_words
-            need = _to_revisit(words, proposals, known)
-            if need:
-                threshold = float(params.get("oov_threshold", 0.8))
-                probs = self.predict_with_probabilities([pieces[k] for k in need], n_threads)
-                for k, (_, _, P) in zip(need, probs):
-                    words[k] = adopt_new_words(words[k], proposals[k], known,
-                                               word_start_proba(P, self.labels), threshold)
+            _adopt_all(words, proposals, self.known_words,
+                       lambda need: [P for _, _, P in self.predict_with_probabilities(
+                           [pieces[k] for k in need], n_threads)],
+                       self.labels, float(params.get("oov_threshold", 0.8)))
         merge = bool(params.get("merge_runs", False))
         for i, w in zip(owner, words):
             out[i].extend(merge_runs(w) if merge else w)

@@ -10,8 +10,7 @@ from ._featurizer import SequenceFeaturizer
 from ._persistence import VersionedPickleMixin
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 from .metrics import segmentation_scores
-from .segmentation import (_to_revisit, adopt_new_words, merge_runs, tags_to_words,
-                           word_start_proba, words_to_tags)
+from .segmentation import _adopt_all, merge_runs, tags_to_words, words_to_tags
 
 __all__ = ["WordSegmenter"]
 
@@ -259,14 +258,9 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         proposes a new word that the main model splits (``oov_model``)."""
         proposals = [tags_to_words(p, t) for p, t in
                      zip(pieces, self.oov_crf_.predict(self.oov_featurizer_.transform(pieces)))]
-        known = self.known_words_
-        need = _to_revisit(words, proposals, known)
-        if not need:
-            return
-        classes = list(self.crf_.classes_)
-        for k, m in zip(need, self.crf_.predict_marginals(S[need])):
-            words[k] = adopt_new_words(words[k], proposals[k], known,
-                                       word_start_proba(m, classes), self.oov_threshold)
+        _adopt_all(words, proposals, self.known_words_,
+                   lambda need: self.crf_.predict_marginals(S[need]),
+                   list(self.crf_.classes_), self.oov_threshold)
 
     def score(self, X, y):
         """Word F1 (a predicted word is right when its span equals a gold word's)."""

@@ -131,7 +131,8 @@ def adopt_new_words(words, proposals, vocabulary, start_proba, threshold=0.8):
     over the same span when that span is whole in ``words`` (a word starts at
     its first character and after its last) and every word start the main
     model put inside it has probability below ``threshold``.
-    ``WordSegmenter`` does this by default (``oov_model=True``).
+    ``WordSegmenter`` does this by default (``oov_model="auto"``, on without
+    ``unlabeled_text``).
 
     Parameters
     ----------
@@ -187,10 +188,20 @@ def adopt_new_words(words, proposals, vocabulary, start_proba, threshold=0.8):
 def _to_revisit(words, proposals, vocabulary):
     """Indices of the sentences where ``proposals`` differ from ``words`` and
     hold a new word of two or more characters: the only ones
-    :func:`adopt_new_words` can change (callers compute the main model's
-    marginals for these alone)."""
+    :func:`adopt_new_words` can change."""
     return [k for k, (w, p) in enumerate(zip(words, proposals))
             if w != p and any(len(x) > 1 and x not in vocabulary for x in p)]
+
+
+def _adopt_all(words, proposals, vocabulary, marginals_of, classes, threshold):
+    """:func:`adopt_new_words` over many sentences, replacing ``words[k]`` in
+    place; ``marginals_of(indices)`` gives the main model's tag marginals of
+    those sentences, asked only for the ones the rule can change."""
+    need = _to_revisit(words, proposals, vocabulary)
+    if need:
+        for k, m in zip(need, marginals_of(need)):
+            words[k] = adopt_new_words(words[k], proposals[k], vocabulary,
+                                       word_start_proba(m, classes), threshold)
 
 
 def read_segmented(path, encoding="utf-8"):
