@@ -356,16 +356,11 @@ class Model:
     def segment(self, texts, n_threads=1):
         """Word lists of raw sentences (segmenter models), as
         ``WordSegmenter.predict`` gives them (its OOV model included)."""
-        from .segmentation import _adopt_all, merge_runs, tags_to_words
+        from .segmentation import _adopt_all, _join_pieces, _split_pieces, tags_to_words
 
-        pieces, owner = [], []
-        for i, x in enumerate(texts):
-            for p in x.split():
-                pieces.append(p)
-                owner.append(i)
-        out = [[] for _ in texts]
+        pieces, owner = _split_pieces(texts)
         if not pieces:
-            return out
+            return [[] for _ in texts]
         params = self.segmenter or {}
         words = [tags_to_words(p, t) for p, t in zip(pieces, self.predict(pieces, n_threads))]
         if self.oov is not None:
@@ -375,10 +370,7 @@ class Model:
                        lambda need: [P for _, _, P in self.predict_with_probabilities(
                            [pieces[k] for k in need], n_threads)],
                        self.labels, float(params.get("oov_threshold", 0.8)))
-        merge = bool(params.get("merge_runs", False))
-        for i, w in zip(owner, words):
-            out[i].extend(merge_runs(w) if merge else w)
-        return out
+        return _join_pieces(words, owner, len(texts), bool(params.get("merge_runs", False)))
 
 
 def read_model(path):

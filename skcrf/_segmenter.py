@@ -10,7 +10,7 @@ from ._featurizer import SequenceFeaturizer
 from ._persistence import VersionedPickleMixin
 from ._sklearn_compat import Interval, StrOptions, _fit_context
 from .metrics import segmentation_scores
-from .segmentation import _adopt_all, merge_runs, tags_to_words, words_to_tags
+from .segmentation import _adopt_all, _join_pieces, _split_pieces, tags_to_words, words_to_tags
 
 __all__ = ["WordSegmenter"]
 
@@ -237,21 +237,14 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         """Words of each sentence (a list of lists of ``str``)."""
         check_is_fitted(self)
         X = _check_text(X, "X", allow_space=True)
-        pieces, owner = [], []
-        for i, x in enumerate(X):
-            for p in x.split():
-                pieces.append(p)
-                owner.append(i)
-        out = [[] for _ in X]
+        pieces, owner = _split_pieces(X)
         if not pieces:
-            return out
+            return [[] for _ in X]
         S = self.featurizer_.transform(pieces)
         words = [tags_to_words(p, t) for p, t in zip(pieces, self.crf_.predict(S))]
         if getattr(self, "oov_crf_", None) is not None:
             self._adopt_new_words(pieces, words, S)
-        for i, w in zip(owner, words):
-            out[i].extend(merge_runs(w) if self.merge_runs else w)
-        return out
+        return _join_pieces(words, owner, len(X), self.merge_runs)
 
     def _adopt_new_words(self, pieces, words, S):
         """Replace, in place, ``words`` of the pieces where the character model

@@ -204,6 +204,26 @@ def _adopt_all(words, proposals, vocabulary, marginals_of, classes, threshold):
                                        word_start_proba(m, classes), threshold)
 
 
+def _split_pieces(texts):
+    """The whitespace-free pieces of raw sentences, each with the index of its
+    sentence: the units both segmenters tag (whitespace always separates words)."""
+    pieces, owner = [], []
+    for i, x in enumerate(texts):
+        for p in x.split():
+            pieces.append(p)
+            owner.append(i)
+    return pieces, owner
+
+
+def _join_pieces(words, owner, n_texts, merge):
+    """The word lists of ``n_texts`` sentences from their pieces' words
+    (:func:`merge_runs` applied to each piece when ``merge``)."""
+    out = [[] for _ in range(n_texts)]
+    for i, w in zip(owner, words):
+        out[i].extend(merge_runs(w) if merge else w)
+    return out
+
+
 def read_segmented(path, encoding="utf-8"):
     """Read segmented text: one sentence per line, words separated by whitespace.
 
