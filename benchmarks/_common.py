@@ -37,7 +37,14 @@ def machine():
 
 # ------------------------------------------------------------------- memory
 def reset_peak_rss():
-    """Restart the kernel's peak-RSS counter (VmHWM) at the current RSS (Linux >= 4.0)."""
+    """Restart the kernel's peak-RSS counter (VmHWM) at the current RSS (Linux >= 4.0),
+    after returning the C heap's free memory to the OS (glibc ``malloc_trim``):
+    otherwise memory that earlier work freed but left resident (loading data,
+    compiling) would be reused by the measured call without showing in its peak,
+    to the benefit of whichever engine happened to leave more of it."""
+    from skcrf._objective import trim_heap
+
+    trim_heap()
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")

@@ -284,6 +284,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         layout = self._layout(counts, masks)
         n_threads = resolve_n_threads(self.n_jobs)
         loss = CRFLoss(arrays, y_idx, weights, layout, counts, n_threads=n_threads)
+        del counts, flat, y_idx   # (the layout keeps what it needs of the counts)
         monitor = None
         if held_out is not None:
             monitor = HeldOutMonitor(

@@ -12,7 +12,10 @@ Every function here takes only contiguous arrays and scalars. The inputs are
   ``data[p & _value_mask(data, indices)]``;
 * the state weights as a dense feature-major matrix ``W`` of shape
   ``(n_features, n_labels)`` (one contiguous row per feature: the emission of
-  a non-zero is a short contiguous multiply-add);
+  a non-zero is a short contiguous multiply-add) or, in the training
+  objective of a large model with few parameters per feature, compact:
+  ``(rp, lab, th)``, feature f's parameters ``th[rp[f]:rp[f + 1]]`` for the
+  labels ``lab[rp[f]:rp[f + 1]]`` (:func:`emissions`, :func:`add_state_counts`);
 * transition weights ``A[from, to]`` and start / end weights.
 
 The forward-backward recursions run in probability space with per-position
@@ -46,7 +49,8 @@ reassociation and fused multiply-adds (``_JIT_RECURSION``).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from ._intrinsics import exp_nonpositive, prefetch_row
 from ._lanes import (N_LANES, N_QUAD, qadd, qfma, qget, qload, qmake, qsplat, qstore,
@@ -528,7 +532,7 @@ def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, expAT,
     With ``w != 0`` also adds ``w`` times the expected transition counts to ``gA``.
     """
     E, alpha, beta, U, scale, work, la, lb = bufs
-    _emissions(indptr, indices, data, t0, T, W, E)
+    emissions(indptr, indices, data, t0, T, W, E)
     logz, scaled = _sequence_marginals(
         E[:T], U[:T], A, start, end, expA, expAT, exp_start, exp_end,
         alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T], w, gA)
@@ -679,7 +683,7 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
     U3 = U8[:T * L * NL].reshape((T, L, NL))
     for b in range(NL):
         d = T - lengths[b]
-        _emissions(indptr, indices, data, offsets[seqs[b]], lengths[b], W, U3[d:, :, b])
+        emissions(indptr, indices, data, offsets[seqs[b]], lengths[b], W, U3[d:, :, b])
         w8[b] = weights[seqs[b]]
     # U = exp(E - max_j E), the maxima summed per lane (0 in the padding)
     maxima = vsplat(0.0)
@@ -831,6 +835,137 @@ def _add_lane_pairs(gA8, gA):
 
 
 # --------------------------------------------------------------------------
+# compact state weights: a large model with few (feature, label) parameters
+# --------------------------------------------------------------------------
+# The training objective may hold the state weights as the parameter vector
+# itself instead of a dense (n_features, n_labels) matrix (see
+# skcrf._objective.CRFLoss): ``W = (rp, lab, th)`` with feature f's parameters
+# ``th[rp[f]:rp[f + 1]]`` for the labels ``lab[rp[f]:rp[f + 1]]``, and the
+# gradient ``(rp, lab, g)`` in the same order. The kernels below take either
+# form: :func:`emissions` and :func:`add_state_counts` pick the dense or the
+# compact loop when Numba compiles the caller (no branch at run time).
+
+@njit(**_JIT)
+def _emissions_compact(indptr, indices, data, t0, T, rp, lab, th, out):
+    """:func:`_emissions` for compact state weights: out[t, lab[k]] += v *
+    th[k] for the parameters k of every non-zero (f, v) of token t0 + t.
+
+    Two prefetch stages: the row pointer of the feature 2 * PREFETCH_DISTANCE
+    non-zeros ahead, then the parameters and labels of the one
+    PREFETCH_DISTANCE ahead (whose row pointer is in cache by then)."""
+    L = out.shape[1]
+    nnz = indices.size
+    dm = _value_mask(data, indices)
+    rp2 = rp.reshape((rp.size, 1))
+    th2 = th.reshape((th.size, 1))
+    lab2 = lab.reshape((lab.size, 1))
+    n_par = th.size
+    for t in range(T):
+        for j in range(L):
+            out[t, j] = 0.0
+        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+            if p + 2 * PREFETCH_DISTANCE < nnz:
+                prefetch_row(rp2, indices[p + 2 * PREFETCH_DISTANCE])
+            if p + PREFETCH_DISTANCE < nnz:
+                k = rp[indices[p + PREFETCH_DISTANCE]]
+                if k < n_par:
+                    prefetch_row(th2, k)
+                    prefetch_row(lab2, k)
+            f = indices[p]
+            v = data[p & dm]
+            for k in range(rp[f], rp[f + 1]):
+                out[t, lab[k]] += v * th[k]
+
+
+@njit(**_JIT)
+def _add_state_counts_compact(indptr, indices, data, t0, T, P, rp, lab, g):
+    """:func:`_add_state_counts` for a compact gradient: g[k] += v * P[t, lab[k]]
+    for the parameters k of every non-zero (f, v) of token t0 + t."""
+    nnz = indices.size
+    dm = _value_mask(data, indices)
+    rp2 = rp.reshape((rp.size, 1))
+    g2 = g.reshape((g.size, 1))
+    lab2 = lab.reshape((lab.size, 1))
+    n_par = g.size
+    for t in range(T):
+        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+            if p + 2 * PREFETCH_DISTANCE < nnz:
+                prefetch_row(rp2, indices[p + 2 * PREFETCH_DISTANCE])
+            if p + PREFETCH_DISTANCE < nnz:
+                k = rp[indices[p + PREFETCH_DISTANCE]]
+                if k < n_par:
+                    prefetch_row(g2, k)
+                    prefetch_row(lab2, k)
+            f = indices[p]
+            v = data[p & dm]
+            for k in range(rp[f], rp[f + 1]):
+                g[k] += v * P[t, lab[k]]
+
+
+def emissions(indptr, indices, data, t0, T, W, out):
+    """Emission scores of tokens t0..t0+T-1 into ``out`` from dense (``W`` an
+    array: :func:`_emissions`) or compact (``W = (rp, lab, th)``:
+    :func:`_emissions_compact`) state weights; compiled code only."""
+    raise NotImplementedError("a Numba overload; call it from compiled code")
+
+
+@overload(emissions, jit_options=_JIT)
+def _emissions_overload(indptr, indices, data, t0, T, W, out):
+    if isinstance(W, types.Array):
+        def dense(indptr, indices, data, t0, T, W, out):
+            _emissions(indptr, indices, data, t0, T, W, out)
+        return dense
+
+    def compact(indptr, indices, data, t0, T, W, out):
+        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2], out)
+    return compact
+
+
+def add_state_counts(indptr, indices, data, t0, T, P, gW):
+    """Expected state counts of tokens t0..t0+T-1 (marginals ``P``) added to a
+    dense (:func:`_add_state_counts`) or compact (``gW = (rp, lab, g)``:
+    :func:`_add_state_counts_compact`) gradient; compiled code only."""
+    raise NotImplementedError("a Numba overload; call it from compiled code")
+
+
+@overload(add_state_counts, jit_options=_JIT)
+def _add_state_counts_overload(indptr, indices, data, t0, T, P, gW):
+    if isinstance(gW, types.Array):
+        def dense(indptr, indices, data, t0, T, P, gW):
+            _add_state_counts(indptr, indices, data, t0, T, P, gW)
+        return dense
+
+    def compact(indptr, indices, data, t0, T, P, gW):
+        _add_state_counts_compact(indptr, indices, data, t0, T, P, gW[0], gW[1], gW[2])
+    return compact
+
+
+def chunk_gradient(gW, c):
+    """Chunk c's gradient buffer, cleared: ``gW[c]`` of a dense (n_chunks,
+    rows, width) array; of a compact ``(rp, lab, g0, g_rest)``, ``(rp, lab,
+    g0)`` for chunk 0 (g0: the state part of the gradient the objective
+    returns) and ``(rp, lab, g_rest[c - 1])`` for the others; compiled code
+    only."""
+    raise NotImplementedError("a Numba overload; call it from compiled code")
+
+
+@overload(chunk_gradient, jit_options=_JIT)
+def _chunk_gradient_overload(gW, c):
+    if isinstance(gW, types.Array):
+        def dense(gW, c):
+            gWc = gW[c]
+            gWc[:, :] = 0.0
+            return gWc
+        return dense
+
+    def compact(gW, c):
+        gc = gW[2] if c == 0 else gW[3][c - 1]
+        gc[:] = 0.0
+        return (gW[0], gW[1], gc)
+    return compact
+
+
+# --------------------------------------------------------------------------
 # the data term: sum_s w_s log Z_s and expected feature counts
 # --------------------------------------------------------------------------
 @njit(**_JIT)
@@ -867,12 +1002,13 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
     with little padding (empty sequences, the last few, and a batch that
     needs the underflow-safe path, one by one).
 
-    Every chunk reads the same state weights ``W`` (n_features, n_labels)
-    and accumulates its expected counts into its own ``gW[c]`` (and
+    Every chunk reads the same state weights ``W`` (n_features, n_labels),
+    or compact ``(rp, lab, th)``, and accumulates its expected counts into its
+    own ``gW[c]`` (compact: its own vector, :func:`chunk_gradient`; and
     ``gA[c]``, ``gS[c]``, ``gE[c]``); the caller sums them over chunks.
     """
     lo, hi = bounds[c], bounds[c + 1]
-    gWc, gAc, gSc, gEc = gW[c], gA[c], gS[c], gE[c]
+    gWc, gAc, gSc, gEc = chunk_gradient(gW, c), gA[c], gS[c], gE[c]
     L = expA.shape[0]   # (W's rows may be padded)
     bufs = _posterior_buffers(lo, hi, offsets, L)
     P, alpha, beta = bufs[0], bufs[1], bufs[2]
@@ -881,7 +1017,6 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
     gAc[:, :] = 0.0
     gSc[:] = 0.0
     gEc[:] = 0.0
-    gWc[:, :] = 0.0
     i = lo
     while i < hi:
         n = _lane_run(i, hi, order, offsets)
@@ -892,8 +1027,8 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
                 s = order[i + b]
                 if weights[s] != 0.0:
                     _lane_marginals(lb[1], b, lb[-1], L, P, 0)
-                    _add_state_counts(indptr, indices, data, offsets[s], lb[-1][b], P,
-                                      gWc)
+                    add_state_counts(indptr, indices, data, offsets[s], lb[-1][b], P,
+                                     gWc)
         else:
             for s in order[i:i + n]:
                 T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
@@ -901,7 +1036,7 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
                                     bufs, gAc, gSc, gEc, logz_out)
                 if T > 0 and weights[s] != 0.0:
                     _weigh_marginals(alpha, beta, weights[s], T)
-                    _add_state_counts(indptr, indices, data, offsets[s], T, alpha, gWc)
+                    add_state_counts(indptr, indices, data, offsets[s], T, alpha, gWc)
         i += n
     _add_lane_pairs(gA8, gAc)
 
@@ -917,6 +1052,19 @@ def _weigh_marginals(alpha, beta, w, T):
 @njit(parallel=True, **_JIT)
 def _objective_parallel(bounds, *args):
     for c in prange(bounds.size - 1): _objective_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(parallel=True, **_JIT)
+def _objective_parallel_compact(bounds, order, indptr, indices, data, offsets, weights,
+                                rp, lab, th, A, start, end, expA, exp_start, exp_end,
+                                shifts, g0, g_rest, gA, gS, gE, logz_out):
+    """:func:`_objective_parallel` for compact state weights ``(rp, lab, th)``
+    and gradients ``(rp, lab, g0, g_rest)`` (:func:`chunk_gradient`), passed
+    apart (a parallel driver takes arrays, not tuples of them)."""
+    for c in prange(bounds.size - 1):
+        _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
+                         (rp, lab, th), A, start, end, expA, exp_start, exp_end, shifts,
+                         (rp, lab, g0, g_rest), gA, gS, gE, logz_out)
 
 
 # --------------------------------------------------------------------------

@@ -12,6 +12,9 @@ partition on a cluster) and the penalty comes from :mod:`skcrf._penalty`.
 :class:`Objective` is that sum, the function the optimiser calls.
 """
 
+import ctypes
+import sys
+
 import numpy as np
 
 from . import _kernels as K
@@ -38,6 +41,12 @@ class CRFLoss:
     The object owns its threads: every evaluation runs on ``n_threads``
     threads whatever Numba pool the caller has set.
 
+    The kernels read the state weights from a dense (features used x
+    labels) matrix, fastest, or, for a large model whose parameters fill
+    few of its cells (:func:`_use_compact`), in place from the parameter
+    vector: memory then grows with the parameters, not with features x
+    labels (``compact``).
+
     Parameters
     ----------
     arrays : KernelArrays
@@ -63,50 +72,31 @@ class CRFLoss:
         if counts is None:
             counts = count_pairs(arrays, y, self.weights, L, F)
         self.empirical = layout.empirical(counts)
-        # Kernel-side feature rows: most frequent first, so the rows that
-        # nearly every token touches share a few cache lines and pages; and
-        # only the features that occur in these sequences get a row. The
-        # others (columns a hashing or pre-fitted vectorizer left empty, or
-        # another shard's features) all share one extra row that no token
-        # reads: their weights are written there and their expected counts
-        # read back as 0. Memory is then proportional to the features used,
-        # not to n_features.
-        freq = np.bincount(indices, minlength=F)
-        n_used = int(np.count_nonzero(freq))
-        rank = np.empty(F, dtype=np.int64)
-        rank[np.argsort(-freq, kind="stable")] = np.arange(F)
-        np.minimum(rank, n_used, out=rank)
+        # the state weights as a dense matrix of the features that occur
+        # (_dense_layout), or compact, read in place from the parameter vector
+        # (_compact_layout) for a large model with few parameters per feature
         self.n_threads = int(n_threads)
         self.bounds = chunk_bounds(offsets, indptr, L, self.n_threads)
         n_chunks = self.bounds.size - 1
+        freq = np.bincount(indices, minlength=F)
+        n_used = int(np.count_nonzero(freq))
         self._rows = n_used + 1
-        # On several threads, each thread accumulates the state counts of its
-        # sequences into a gradient buffer of its own (fastest) as long as these
-        # extra buffers stay within _PRIVATE_GRADIENT_BYTES; beyond, one state
-        # gradient is shared: each thread owns a range of feature rows and adds
-        # the state counts of every token to them (_OwnedRows), so memory no
-        # longer grows with the threads.
-        row_bounds = None
-        extra = (n_chunks - 1) * self._rows * row_width(L) * 8
-        if n_chunks > 1 and extra > _PRIVATE_GRADIENT_BYTES:
-            rank, row_bounds = _OwnedRows.deal_rows(rank, self._rows, n_chunks)
-        # rows of the kernel-side weights and gradient padded to a multiple of
-        # 4 columns (up to 16 labels), which the sparse passes read as quads
         self._width = row_width(L)
-        f, lab = np.divmod(layout.state_pos, L)
-        self._pos = rank[f] * self._width + lab   # flat index of (f, lab) in _W, _gW[c]
-        # (an int32 table, so the copy of the indices is made in int32 directly,
-        # without an int64 temporary of 8 bytes per non-zero)
-        local_indices = rank.astype(np.int32)[indices]
         self._owned = None
-        if row_bounds is not None:
-            self._owned = _OwnedRows(indptr, local_indices, data, offsets, row_bounds, L)
-            data = self._owned.data
-        self.arrays = (indptr, local_indices, data, offsets)
+        self.compact = _use_compact(self._rows, self._width, L, layout.state_pos.size,
+                                    n_chunks)
+        if self.compact:
+            self._compact_layout(layout, F, L, freq)
+            self.arrays = (indptr, indices, data, offsets)
+            ranges = self.bounds
+        else:
+            self._dense_layout(layout, F, L, freq, indptr, indices, data, offsets,
+                               n_chunks)
+            ranges = self.bounds if self._owned is None else np.unique(self._owned.phase)
+        del freq
         # the order in which each chunk (or each thread's share of a block)
         # visits its sequences: by length within windows, so that sequences of
         # similar length run side by side in SIMD lanes (K._lane_posteriors)
-        ranges = self.bounds if self._owned is None else np.unique(self._owned.phase)
         self.order = _order_by_length(offsets, ranges)
         # buffers reused by every evaluation: the state weights every thread
         # reads and their gradient
@@ -117,15 +107,78 @@ class CRFLoss:
         self._gE = np.zeros((n_chunks, L))
         self.log_z = np.zeros(offsets.size - 1)
         self.n_evals = 0
+        # the counting and sorting above freed more than the evaluations will
+        # hold: give it back before the optimiser's history is allocated
+        trim_heap()
+
+    def _dense_layout(self, layout, F, L, freq, indptr, indices, data, offsets, n_chunks):
+        """Kernel-side feature rows of the dense state weights: most frequent
+        first, so the rows that nearly every token touches share a few cache
+        lines and pages; and only the features that occur in these sequences
+        get a row. The others (columns a hashing or pre-fitted vectorizer left
+        empty, or another shard's features) all share one extra row that no
+        token reads: their weights are written there and their expected counts
+        read back as 0. Memory is then proportional to the features used, not
+        to n_features."""
+        n_used = self._rows - 1
+        rank = np.empty(F, dtype=np.int64)
+        rank[np.argsort(-freq, kind="stable")] = np.arange(F)
+        np.minimum(rank, n_used, out=rank)
+        # On several threads, each thread accumulates the state counts of its
+        # sequences into a gradient buffer of its own (fastest) as long as these
+        # extra buffers stay within _PRIVATE_GRADIENT_BYTES; beyond, one state
+        # gradient is shared: each thread owns a range of feature rows and adds
+        # the state counts of every token to them (_OwnedRows), so memory no
+        # longer grows with the threads.
+        row_bounds = None
+        extra = (n_chunks - 1) * self._rows * self._width * 8
+        if n_chunks > 1 and extra > _PRIVATE_GRADIENT_BYTES:
+            rank, row_bounds = _OwnedRows.deal_rows(rank, self._rows, n_chunks)
+        # rows of the kernel-side weights and gradient padded to a multiple of
+        # 4 columns (up to 16 labels), which the sparse passes read as quads
+        f, lab = np.divmod(layout.state_pos, L)
+        self._pos = rank[f] * self._width + lab   # flat index of (f, lab) in _W, _gW[c]
+        # (an int32 table, so the copy of the indices is made in int32 directly,
+        # without an int64 temporary of 8 bytes per non-zero)
+        local_indices = rank.astype(np.int32)[indices]
+        if row_bounds is not None:
+            self._owned = _OwnedRows(indptr, local_indices, data, offsets, row_bounds, L)
+            data = self._owned.data
+        self.arrays = (indptr, local_indices, data, offsets)
+
+    def _compact_layout(self, layout, F, L, freq):
+        """Compact state weights (see :func:`_use_compact`): the kernels read
+        feature f's parameters in place, ``theta[state][rp[f]:rp[f + 1]]``
+        for the labels ``lab[rp[f]:rp[f + 1]]`` (the layout's state
+        parameters are sorted by feature, then label), and write the gradient
+        in the same order. No dense matrix, no copy of the indices."""
+        f, lab = np.divmod(layout.state_pos, L)
+        n_state = layout.state_pos.size
+        self._rp = np.zeros(F + 1, dtype=np.int32 if n_state < 2**31 else np.int64)
+        np.cumsum(np.bincount(f, minlength=F), out=self._rp[1:])
+        del f
+        self._lab = lab.astype(np.int16 if L <= np.iinfo(np.int16).max else np.int32)
 
     def release(self):
-        """Free the evaluation buffers (the fit is over): the fitted weights are
-        then unpacked without these buffers still held. Evaluating again
-        re-allocates them."""
-        self._W = self._gW = None
+        """Free what the evaluations need (the fit is over) and return the
+        freed memory to the operating system, so that the fitted weights are
+        unpacked without these arrays still held: the weight and gradient
+        buffers, the kernel-side copy of the indices, the compact layout and
+        the empirical counts. The loss cannot be evaluated afterwards."""
+        self._W = self._gW = self._pos = self._owned = None
+        self._rp = self._lab = self.arrays = self.empirical = self.order = None
+        self._released = True
+        trim_heap()
 
     def _buffers(self):
-        if self._W is None:
+        if getattr(self, "_released", False):
+            raise RuntimeError("This CRFLoss was released (its fit is over); make a new one.")
+        if self._W is None and self.compact:
+            # the weights are read in place from theta, and chunk 0's gradient
+            # written in place into the one returned: buffers for the others
+            self._W = ()
+            self._gW = np.zeros((self.bounds.size - 2, self.layout.state_pos.size))
+        elif self._W is None:
             n_buffers = 1 if self._owned is not None else self.bounds.size - 1
             rows, width = self._rows, self._width
             self._W = np.zeros((rows, width))
@@ -141,25 +194,38 @@ class CRFLoss:
         lay = self.layout
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         W, gW = self._buffers()
-        K._scatter(theta[lay.state], self._pos, W.reshape(-1))
+        g = np.empty(lay.n_params)
+        if not self.compact:
+            K._scatter(theta[lay.state], self._pos, W.reshape(-1))
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
-        if self._owned is None:
+        common = (A, start, end, expA, exp_start, exp_end, shifts)
+        sums = (self._gA, self._gS, self._gE, self.log_z)
+        if self.compact:
+            rp, lab, th, g0 = self._rp, self._lab, theta[lay.state], g[lay.state]
+            if self.parallel:
+                with numba_threads(self.n_threads):
+                    K._objective_parallel_compact(self.bounds, self.order, *self.arrays,
+                                                  self.weights, rp, lab, th, *common, g0,
+                                                  gW, *sums)
+            else:
+                K._objective_chunk(0, self.bounds, self.order, *self.arrays, self.weights,
+                                   (rp, lab, th), *common, (rp, lab, g0, gW), *sums)
+            for other in gW:
+                g0 += other
+        elif self._owned is None:
             run_chunks(K._objective_chunk, K._objective_parallel, self.bounds,
-                       self.n_threads, self.order, *self.arrays, self.weights, W, A, start,
-                       end, expA, exp_start, exp_end, shifts, gW, self._gA,
-                       self._gS, self._gE, self.log_z)
+                       self.n_threads, self.order, *self.arrays, self.weights, W, *common,
+                       gW, *sums)
+            K._gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         else:
             o = self._owned
             with numba_threads(self.n_threads):
                 K._objective_owned(o.blocks, o.phase, self.order, o.row_bounds, o.split,
-                                   *self.arrays,
-                                   self.weights, W, A, start, end, expA, exp_start,
-                                   exp_end, shifts, gW[0], self._gA, self._gS, self._gE,
-                                   self.log_z, o.P)
+                                   *self.arrays, self.weights, W, *common, gW[0], *sums,
+                                   o.P)
+            K._gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         # g = expected counts - empirical counts, built in place
-        g = np.empty(lay.n_params)
-        K._gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
         g[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
@@ -169,6 +235,29 @@ class CRFLoss:
         return loss, g
 
     __call__ = loss_gradient
+
+
+def trim_heap():
+    """Return the C heap's free memory to the operating system (glibc's
+    ``malloc_trim``; nothing elsewhere). Arrays of up to 32 MB come from the
+    heap once glibc has raised its mmap threshold, and their pages stay
+    resident after they are freed: a fit's L-BFGS history and evaluation
+    buffers would otherwise still count in RSS while the fitted weights are
+    made."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        _MALLOC_TRIM = False
+        if sys.platform.startswith("linux"):
+            try:
+                _MALLOC_TRIM = ctypes.CDLL(None).malloc_trim
+                _MALLOC_TRIM.argtypes = [ctypes.c_size_t]
+            except (OSError, AttributeError):    # not glibc (musl has none)
+                _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM = None
 
 
 def _order_by_length(offsets, edges, window=None):
@@ -189,6 +278,27 @@ def _order_by_length(offsets, edges, window=None):
 #: lengths (little padding) while the sequences stay near their neighbours
 #: in the data, whose features they share (the weight rows stay in cache)
 _LANE_WINDOW = 128
+
+
+def _use_compact(rows, width, L, n_state, n_chunks):
+    """Whether the objective keeps the state weights compact (in place in the
+    parameter vector, :meth:`CRFLoss._compact_layout`) rather than as a dense
+    (rows, width) matrix and gradient: when that matrix would be larger than
+    _COMPACT_MIN_BYTES and the parameters fill less than _COMPACT_MAX_FILL of
+    it, and the threads' private compact gradients stay within
+    _PRIVATE_GRADIENT_BYTES. The dense kernels are faster (one contiguous row
+    per non-zero, read as quads): compact rows cost 1.5-2x per evaluation
+    (benchmarks/results/memory.txt), for memory proportional to the
+    parameters instead of features x labels."""
+    dense = rows * width * 8
+    return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L
+            and (n_chunks - 1) * n_state * 8 <= _PRIVATE_GRADIENT_BYTES)
+
+
+#: the dense state-weight matrix above which a sparse model is kept compact
+_COMPACT_MIN_BYTES = 32 * 2**20
+#: ... when its parameters fill less than this share of (features x labels)
+_COMPACT_MAX_FILL = 0.15
 
 
 #: tokens x labels of a block of the shared-gradient pass (its marginals, 1 MB)

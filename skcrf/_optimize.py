@@ -201,7 +201,9 @@ def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,
 def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, monitor,
            n_active, n_threads, history_dtype, stacklevel):
     max_fun = max(15000, 2 * max_iter) if max_fun is None else int(max_fun)
-    x = np.array(theta0, dtype=np.float64, copy=True)
+    # x is never written in place (each step makes a new vector), so a
+    # float64 theta0 is used as it is, not copied
+    x = np.ascontiguousarray(theta0, dtype=np.float64)
     progress = _Progress(tol, period, epsilon, verbose, monitor, n_active)
     f, g = fun(x)
     n_evals = 1
@@ -226,6 +228,9 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
         trial = {}
 
         def phi(a):
+            # the search continues from this step: the previous trial's point
+            # and gradient are not needed any more (two vectors less at peak)
+            trial.clear()
             xa = np.multiply(d, a)
             xa += x
             fa, ga = fun(xa)
