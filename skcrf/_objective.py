@@ -83,10 +83,11 @@ class CRFLoss:
         self._rows = n_used + 1
         self._width = row_width(L)
         self._owned = None
+        self._released = False
         self.compact = _use_compact(self._rows, self._width, L, layout.state_pos.size,
                                     n_chunks)
         if self.compact:
-            self._compact_layout(layout, F, L, freq)
+            self._compact_layout(layout, F, L)
             self.arrays = (indptr, indices, data, offsets)
             ranges = self.bounds
         else:
@@ -146,7 +147,7 @@ class CRFLoss:
             data = self._owned.data
         self.arrays = (indptr, local_indices, data, offsets)
 
-    def _compact_layout(self, layout, F, L, freq):
+    def _compact_layout(self, layout, F, L):
         """Compact state weights (see :func:`_use_compact`): the kernels read
         feature f's parameters in place, ``theta[state][rp[f]:rp[f + 1]]``
         for the labels ``lab[rp[f]:rp[f + 1]]`` (the layout's state
@@ -171,7 +172,7 @@ class CRFLoss:
         trim_heap()
 
     def _buffers(self):
-        if getattr(self, "_released", False):
+        if self._released:
             raise RuntimeError("This CRFLoss was released (its fit is over); make a new one.")
         if self._W is None and self.compact:
             # the weights are read in place from theta, and chunk 0's gradient
@@ -217,13 +218,13 @@ class CRFLoss:
             run_chunks(K._objective_chunk, K._objective_parallel, self.bounds,
                        self.n_threads, self.order, *self.arrays, self.weights, W, *common,
                        gW, *sums)
-            K._gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         else:
             o = self._owned
             with numba_threads(self.n_threads):
                 K._objective_owned(o.blocks, o.phase, self.order, o.row_bounds, o.split,
                                    *self.arrays, self.weights, W, *common, gW[0], *sums,
                                    o.P)
+        if not self.compact:
             K._gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         # g = expected counts - empirical counts, built in place
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
