@@ -23,7 +23,8 @@ scaling (as CRFsuite does): ``exp`` is taken once per (token, label) cell and
 once per transition matrix, not once per L*L cell and token as a log-sum-exp
 would. A disallowed transition has weight -inf, i.e. 0 after ``exp``.
 The expected transition counts are accumulated during the backward pass,
-which computes the products they need anyway.
+which computes the products they need anyway (the lane kernel sums them
+after it, as a small matrix product per batch: :func:`_lane_pair_counts`).
 
 Where the time goes (``benchmarks/profile_objective.py``): the two sparse
 passes (emission scores, expected state counts) read one feature row per
@@ -72,6 +73,19 @@ _JIT_EXP = dict(_JIT, fastmath={"contract"})
 # will need (about the latency of a cache miss divided by the time per
 # non-zero; 16-64 measured alike on CoNLL-2002, none 1.7x slower).
 PREFETCH_DISTANCE = 32
+# the same and small offsets as unsigned integers, for the sparse passes'
+# unsigned positions (Numba adds a negative-index wraparound to every read
+# through a signed index: measured 10-20 % of those passes on CoNLL-2002)
+_U = np.uint64
+_PD = np.uint64(PREFETCH_DISTANCE)
+_U1, _U4, _U8, _U12 = np.uint64(1), np.uint64(4), np.uint64(8), np.uint64(12)
+
+
+@njit(inline="always", **_JIT)
+def _prefetch_limit(indices, extra):
+    """The positions p below which the non-zero ``PREFETCH_DISTANCE + extra``
+    ahead exists (unsigned)."""
+    return _U(max(indices.size - PREFETCH_DISTANCE - extra, 0))
 
 
 # --------------------------------------------------------------------------
@@ -100,26 +114,27 @@ def _emissions(indptr, indices, data, t0, T, W, out):
         _emissions_quads(indptr, indices, data, t0, T, W, out)
         return
     L = out.shape[1]
-    nnz = indices.size
-    dm = _value_mask(data, indices)
+    # unsigned positions (here and in the other sparse passes): no
+    # negative-index wraparound in the code of every read
+    lim, udm = _prefetch_limit(indices, 1), _U(_value_mask(data, indices))
     for t in range(T):
         for j in range(L):
             out[t, j] = 0.0
-        p, p1 = indptr[t0 + t], indptr[t0 + t + 1]
-        while p + 1 < p1:
-            if p + PREFETCH_DISTANCE + 1 < nnz:
-                prefetch_row(W, indices[p + PREFETCH_DISTANCE])
-                prefetch_row(W, indices[p + PREFETCH_DISTANCE + 1])
-            f, g = indices[p], indices[p + 1]
-            v, u = data[p & dm], data[(p + 1) & dm]
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        while p + _U1 < p1:
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
+                prefetch_row(W, indices[p + _PD + _U1])
+            f, g = indices[p], indices[p + _U1]
+            v, u = data[p & udm], data[(p + _U1) & udm]
             for j in range(L):
                 out[t, j] += v * W[f, j] + u * W[g, j]
-            p += 2
+            p += _U(2)
         if p < p1:
-            if p + PREFETCH_DISTANCE < nnz:
-                prefetch_row(W, indices[p + PREFETCH_DISTANCE])
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
             f = indices[p]
-            v = data[p & dm]
+            v = data[p & udm]
             for j in range(L):
                 out[t, j] += v * W[f, j]
 
@@ -135,46 +150,46 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
     every non-zero (predicted branches, measured free); and helper functions
     for the row updates, even inlined, made the loop 2-3x slower."""
     Wf = W.reshape(-1)
-    Lw = W.shape[1]
-    nq = Lw // N_QUAD
-    nnz = indices.size
+    Lw = _U(W.shape[1])
+    nq = W.shape[1] // N_QUAD
     dm = _value_mask(data, indices)
+    lim, udm = _prefetch_limit(indices, 1), _U(dm)
     binary = dm == 0
     for t in range(T):
         a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = qzero()
-        p, p1 = indptr[t0 + t], indptr[t0 + t + 1]
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         if binary:
-            while p + 1 < p1:
-                if p + PREFETCH_DISTANCE + 1 < nnz:
-                    prefetch_row(W, indices[p + PREFETCH_DISTANCE])
-                    prefetch_row(W, indices[p + PREFETCH_DISTANCE + 1])
-                f, g = indices[p] * Lw, indices[p + 1] * Lw
+            while p + _U1 < p1:
+                if p < lim:
+                    prefetch_row(W, indices[p + _PD])
+                    prefetch_row(W, indices[p + _PD + _U1])
+                f, g = _U(indices[p]) * Lw, _U(indices[p + _U1]) * Lw
                 a0 = qadd(a0, qload(Wf, f))
                 b0 = qadd(b0, qload(Wf, g))
                 if nq > 1:
-                    a1 = qadd(a1, qload(Wf, f + 4))
-                    b1 = qadd(b1, qload(Wf, g + 4))
+                    a1 = qadd(a1, qload(Wf, f + _U4))
+                    b1 = qadd(b1, qload(Wf, g + _U4))
                 if nq > 2:
-                    a2 = qadd(a2, qload(Wf, f + 8))
-                    b2 = qadd(b2, qload(Wf, g + 8))
+                    a2 = qadd(a2, qload(Wf, f + _U8))
+                    b2 = qadd(b2, qload(Wf, g + _U8))
                 if nq > 3:
-                    a3 = qadd(a3, qload(Wf, f + 12))
-                    b3 = qadd(b3, qload(Wf, g + 12))
-                p += 2
+                    a3 = qadd(a3, qload(Wf, f + _U12))
+                    b3 = qadd(b3, qload(Wf, g + _U12))
+                p += _U(2)
         while p < p1:
             # the last non-zero of an odd count; every one of valued features
-            if p + PREFETCH_DISTANCE < nnz:
-                prefetch_row(W, indices[p + PREFETCH_DISTANCE])
-            f = indices[p] * Lw
-            v = qsplat(data[p & dm])
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
+            f = _U(indices[p]) * Lw
+            v = qsplat(data[p & udm])
             a0 = qfma(v, qload(Wf, f), a0)
             if nq > 1:
-                a1 = qfma(v, qload(Wf, f + 4), a1)
+                a1 = qfma(v, qload(Wf, f + _U4), a1)
             if nq > 2:
-                a2 = qfma(v, qload(Wf, f + 8), a2)
+                a2 = qfma(v, qload(Wf, f + _U8), a2)
             if nq > 3:
-                a3 = qfma(v, qload(Wf, f + 12), a3)
-            p += 1
+                a3 = qfma(v, qload(Wf, f + _U12), a3)
+            p += _U1
         _store_quads(out, t, qadd(a0, b0), qadd(a1, b1), qadd(a2, b2), qadd(a3, b3))
 
 
@@ -410,39 +425,48 @@ def _add_state_counts(indptr, indices, data, t0, T, P, gW):
     Rows of 4-16 columns as quads, the token's marginals in registers; the
     row update written out here rather than through :func:`_add_scaled_row`
     (a call per non-zero that LLVM did not inline: 1.5x slower)."""
-    nnz = indices.size
     dm = _value_mask(data, indices)
-    binary = dm == 0
+    lim, udm = _prefetch_limit(indices, 0), _U(dm)
     Lw = gW.shape[1]
+    uLw = _U(Lw)
     gf = gW.reshape(-1)
     for t in range(T):
         nq, q0, q1, q2, q3 = _row_quads(P, t, Lw)
-        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-            if p + PREFETCH_DISTANCE < nnz:
-                prefetch_row(gW, indices[p + PREFETCH_DISTANCE])
-            f = indices[p]
-            k = f * Lw
-            if nq == 0:
-                v = data[p & dm]
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        if nq == 0:
+            while p < p1:
+                f = indices[p]
+                v = data[p & udm]
                 for j in range(P.shape[1]):
                     gW[f, j] += v * P[t, j]
-            elif binary:
+                p += _U1
+        elif dm == 0:
+            while p < p1:
+                if p < lim:
+                    prefetch_row(gW, indices[p + _PD])
+                k = _U(indices[p]) * uLw
                 qstore(gf, k, qadd(q0, qload(gf, k)))
                 if nq > 1:
-                    qstore(gf, k + 4, qadd(q1, qload(gf, k + 4)))
+                    qstore(gf, k + _U4, qadd(q1, qload(gf, k + _U4)))
                 if nq > 2:
-                    qstore(gf, k + 8, qadd(q2, qload(gf, k + 8)))
+                    qstore(gf, k + _U8, qadd(q2, qload(gf, k + _U8)))
                 if nq > 3:
-                    qstore(gf, k + 12, qadd(q3, qload(gf, k + 12)))
-            else:
+                    qstore(gf, k + _U12, qadd(q3, qload(gf, k + _U12)))
+                p += _U1
+        else:
+            while p < p1:
+                if p < lim:
+                    prefetch_row(gW, indices[p + _PD])
+                k = _U(indices[p]) * uLw
                 v = qsplat(data[p])
                 qstore(gf, k, qfma(v, q0, qload(gf, k)))
                 if nq > 1:
-                    qstore(gf, k + 4, qfma(v, q1, qload(gf, k + 4)))
+                    qstore(gf, k + _U4, qfma(v, q1, qload(gf, k + _U4)))
                 if nq > 2:
-                    qstore(gf, k + 8, qfma(v, q2, qload(gf, k + 8)))
+                    qstore(gf, k + _U8, qfma(v, q2, qload(gf, k + _U8)))
                 if nq > 3:
-                    qstore(gf, k + 12, qfma(v, q3, qload(gf, k + 12)))
+                    qstore(gf, k + _U12, qfma(v, q3, qload(gf, k + _U12)))
+                p += _U1
 
 
 @njit(inline="always", **_JIT)
@@ -642,9 +666,11 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
     Returns False, having changed nothing but the work arrays, when any of
     the sequences needs the underflow-safe path (the caller then runs them
     one by one through :func:`_sequence_marginals`). Otherwise writes each
-    sequence's log Z to ``logz_out``, adds its weight times its expected
-    transition counts to the lane array ``gA8`` ((i, j, lane), summed over
-    lanes by the caller) and its start / end marginals to ``gS`` / ``gE``, and
+    sequence's log Z to ``logz_out``, adds its weighted pair sums (its
+    expected transition counts but for the factor ``expA[i, j]``,
+    :func:`_lane_pair_counts`) to the lane array ``gA8`` ((i, j, lane), summed
+    over lanes and multiplied by ``expA`` by the caller, :func:`_add_lane_pairs`)
+    and its start / end marginals to ``gS`` / ``gE``, and
     leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[1]``, read with
     :func:`_lane_marginals`).
     """
@@ -765,27 +791,26 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
             for j in range(L):
                 alpha8[(t * L + j) * NL + b] = 0.0
                 U8[(t * L + j) * NL + b] = 0.0
-    # backward, with the weighted pair marginals of (t, t + 1)
+    # backward. Step t leaves work_t = U_{t+1} beta_{t+1} / scale_{t+1} in
+    # U8's row t + 1 (the exp-emissions are not read again), from which
+    # _lane_pair_counts sums the pair marginals of (t, t + 1) afterwards
     inv = vdiv(vsplat(1.0), s)
     for j in range(L):
         vstore(beta8, k0 + j * NL, vmul(vsplat(exp_end[j]), inv))
-    w = vload(w8, 0)
     for t in range(T - 2, -1, -1):
         k0 = t * L * NL
         n0 = (t + 1) * L * NL
         inv = vdiv(vsplat(1.0), vload(scale8, (t + 1) * NL))
         for j in range(L):
-            vstore(work8, j * NL, vmul(vmul(vload(U8, n0 + j * NL),
-                                            vload(beta8, n0 + j * NL)), inv))
+            vstore(U8, n0 + j * NL, vmul(vmul(vload(U8, n0 + j * NL),
+                                              vload(beta8, n0 + j * NL)), inv))
         for i in range(L):
             acc = vsplat(0.0)
-            wa = vmul(w, vload(alpha8, k0 + i * NL))
             for j in range(L):
-                prod = vmul(vsplat(expA[i, j]), vload(work8, j * NL))
-                acc = vadd(acc, prod)
-                g = (i * L + j) * NL
-                vstore(gA8, g, vfma(wa, prod, vload(gA8, g)))
+                acc = vfma(vsplat(expA[i, j]), vload(U8, n0 + j * NL), acc)
             vstore(beta8, k0 + i * NL, acc)
+    w = vload(w8, 0)
+    _lane_pair_counts(alpha8, U8, w, T, L, gA8)
     # weighted node marginals, in place of alpha; start and end marginals
     for k in range(T * L):
         vstore(alpha8, k * NL, vmul(w, vmul(vload(alpha8, k * NL), vload(beta8, k * NL))))
@@ -797,6 +822,72 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
         for j in range(L):
             gS[j] += alpha8[k0 + j * NL + b]
     return True
+
+
+@njit(**_JIT_RECURSION)
+def _lane_pair_counts(alpha8, work8, w, T, L, gA8):
+    """Add a lane batch's weighted pair sums to ``gA8``:
+    ``gA8[i, j] += w sum_t alpha_t[i] work_t[j]``, t = 0..T-2, with ``work_t``
+    (= U_{t+1} beta_{t+1} / scale_{t+1}) in row t + 1 of ``work8``. The pair
+    marginal of (i, j) at (t, t + 1) is ``expA[i, j] alpha_t[i] work_t[j]``;
+    ``expA[i, j]`` does not depend on t or on the sequence, so
+    :func:`_add_lane_pairs` multiplies the sums by it once.
+
+    The sum over t is a small matrix product per lane (alpha^T work), computed
+    in blocks of 3 x 3 cells held in registers over tiles of positions whose
+    rows stay in the L1 cache (adding each position's products to ``gA8``
+    would load and store every cell at every position). Blocks overlap at
+    the edges when L is not a multiple of 3: those cells are computed twice,
+    added once."""
+    NL = N_LANES
+    LN = L * NL
+    tile = max(2, _PAIR_TILE_VALUES // LN)
+    for t0 in range(0, T - 1, tile):
+        t1 = min(t0 + tile, T - 1)
+        for i0 in range(0, L, 3):
+            i1, i2 = min(i0 + 1, L - 1), min(i0 + 2, L - 1)
+            for j0 in range(0, L, 3):
+                j1, j2 = min(j0 + 1, L - 1), min(j0 + 2, L - 1)
+                c00 = c01 = c02 = c10 = c11 = c12 = c20 = c21 = c22 = vsplat(0.0)
+                for t in range(t0, t1):
+                    a, n = t * LN, (t + 1) * LN
+                    x0, x1, x2 = (vload(alpha8, a + i0 * NL), vload(alpha8, a + i1 * NL),
+                                  vload(alpha8, a + i2 * NL))
+                    y0, y1, y2 = (vload(work8, n + j0 * NL), vload(work8, n + j1 * NL),
+                                  vload(work8, n + j2 * NL))
+                    c00, c01, c02 = vfma(x0, y0, c00), vfma(x0, y1, c01), vfma(x0, y2, c02)
+                    c10, c11, c12 = vfma(x1, y0, c10), vfma(x1, y1, c11), vfma(x1, y2, c12)
+                    c20, c21, c22 = vfma(x2, y0, c20), vfma(x2, y1, c21), vfma(x2, y2, c22)
+                _add_pair_cell(gA8, w, i0, j0, L, c00)
+                if j1 > j0:
+                    _add_pair_cell(gA8, w, i0, j1, L, c01)
+                if j2 > j1:
+                    _add_pair_cell(gA8, w, i0, j2, L, c02)
+                if i1 > i0:
+                    _add_pair_cell(gA8, w, i1, j0, L, c10)
+                    if j1 > j0:
+                        _add_pair_cell(gA8, w, i1, j1, L, c11)
+                    if j2 > j1:
+                        _add_pair_cell(gA8, w, i1, j2, L, c12)
+                if i2 > i1:
+                    _add_pair_cell(gA8, w, i2, j0, L, c20)
+                    if j1 > j0:
+                        _add_pair_cell(gA8, w, i2, j1, L, c21)
+                    if j2 > j1:
+                        _add_pair_cell(gA8, w, i2, j2, L, c22)
+
+
+# values in the alpha (and in the work) rows of one tile of _lane_pair_counts:
+# 32 KiB each (4,096 measured 1-3 % faster than 1,024 on CoNLL-2002's 9 labels
+# and on 22 labels: fewer stores of the cells, the rows still in L2)
+_PAIR_TILE_VALUES = 4096
+
+
+@njit(inline="always", **_JIT_RECURSION)
+def _add_pair_cell(gA8, w, i, j, L, c):
+    """gA8[i, j] += w c (lane vectors)."""
+    g = (i * L + j) * N_LANES
+    vstore(gA8, g, vfma(w, c, vload(gA8, g)))
 
 
 @njit(**_JIT)
@@ -824,13 +915,14 @@ def _lane_marginals(P8, b, lengths, L, P, r0):
 
 
 @njit(**_JIT)
-def _add_lane_pairs(gA8, gA):
-    """gA[i, j] += the lanes of gA8's (i, j); gA8 back to 0."""
+def _add_lane_pairs(gA8, expA, gA):
+    """gA[i, j] += expA[i, j] times the lanes of gA8's (i, j) summed (the
+    pair sums of :func:`_lane_pair_counts`); gA8 back to 0."""
     L = gA.shape[0]
     for i in range(L):
         for j in range(L):
             g = (i * L + j) * N_LANES
-            gA[i, j] += vsum(vload(gA8, g))
+            gA[i, j] += expA[i, j] * vsum(vload(gA8, g))
             vstore(gA8, g, vsplat(0.0))
 
 
@@ -1038,7 +1130,7 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
                     _weigh_marginals(alpha, beta, weights[s], T)
                     add_state_counts(indptr, indices, data, offsets[s], T, alpha, gWc)
         i += n
-    _add_lane_pairs(gA8, gAc)
+    _add_lane_pairs(gA8, expA, gAc)
 
 
 @njit(**_JIT)
@@ -1104,7 +1196,7 @@ def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weight
                     for j in range(L):
                         P[r0 + t, j] = w * alpha[t, j] * beta[t, j]
         i += n
-    _add_lane_pairs(gA8, gA)
+    _add_lane_pairs(gA8, expA, gA)
 
 
 @njit(**_JIT)

@@ -59,7 +59,8 @@ def _kernel_problem(rng, L, T, forbid, ragged):
     return seqs.kernel_arrays(), W, A, start, end
 
 
-@pytest.mark.parametrize("L,T", [(1, 3), (3, 1), (4, 6), (9, 5)])
+# (5, 40) and (22, 12) span several tiles of K._lane_pair_counts
+@pytest.mark.parametrize("L,T", [(1, 3), (3, 1), (4, 6), (9, 5), (5, 40), (22, 12)])
 @pytest.mark.parametrize("forbid", [False, True])
 @pytest.mark.parametrize("ragged", [False, True])
 def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
@@ -79,7 +80,7 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
     assert K._lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA,
                               es, ee, shifts, reach, lb, gA8, gS, gE, logz)
     gA = np.zeros((L, L))
-    K._add_lane_pairs(gA8, gA)
+    K._add_lane_pairs(gA8, expA, gA)
     assert not gA8.any()
     # the same, one sequence at a time
     bufs = K._posterior_buffers(0, N_LANES, offsets, L)
@@ -134,7 +135,7 @@ def test_long_padding_adds_nothing(long_len):
                               W, expA, es, ee, shifts, K._reachable(expA, es, long_len),
                               lb, gA8, gS, gE, logz)
     gA = np.zeros((L, L))
-    K._add_lane_pairs(gA8, gA)
+    K._add_lane_pairs(gA8, expA, gA)
     assert np.isfinite(gA).all() and np.isfinite(lb[1][:long_len * L * N_LANES]).all()
     wA = np.zeros((L, L))
     bufs = K._posterior_buffers(0, N_LANES, offsets, L)
