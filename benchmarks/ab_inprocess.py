@@ -1,0 +1,117 @@
+"""A/B of a kernel change with paired measurements: two checkouts of skcrf
+loaded side by side in one process, their objective evaluations alternating.
+
+``ab_evaluation.py`` runs each checkout in its own processes; on a VM whose
+speed drifts by 10-20 % within minutes, that compares different stretches of
+time. Here both versions evaluate the same problem in turn, and the median
+of the per-pair ratios (B / A) cancels the drift. Each checkout's ``skcrf``
+package is copied under another name (``skcrf_a``, ``skcrf_b``: the package
+imports itself only relatively), so both compile and cache their own kernels.
+
+    python benchmarks/ab_inprocess.py /path/to/checkout_A /path/to/checkout_B \\
+        --problem conll2002 --threads 1 --reps 30
+
+Problems: ``conll2002`` (``--data``), ``sxu`` (``--sxu-data``, the
+``bench_sxu.py`` features), ``synthetic22`` (``bench_memory.SYNTH``).
+"""
+
+import argparse
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+from datetime import date
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def load_problem(problem, data, sxu_data):
+    """(Sequences, label sequences) of the training set."""
+    if problem == "conll2002":
+        from _common import load_conll2002, vectorise
+
+        Xtr, ytr, Xte, _ = load_conll2002(data)
+        S, _ = vectorise(Xtr, Xte)
+        return S, ytr
+    if problem == "sxu":
+        from bench_sxu import featurise
+
+        _, S, ytr, _, _ = featurise(sxu_data, None)
+        return S, ytr
+    from bench_memory import SYNTH
+    from synthetic import make_corpus
+
+    return make_corpus(**SYNTH)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkouts", nargs=2)
+    ap.add_argument("--problem", default="conll2002",
+                    choices=["conll2002", "sxu", "synthetic22"])
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                                                    "conll2002"))
+    ap.add_argument("--sxu-data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                                                        "sighan2008_sxu"))
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args()
+    from _common import machine
+
+    # a fixed place, and copies that keep the files' times: a second run with
+    # the same checkouts finds its kernels in Numba's cache
+    tmp = os.path.join(tempfile.gettempdir(), "skcrf_ab_inprocess")
+    names = []
+    for checkout, name in zip(args.checkouts, ("skcrf_a", "skcrf_b")):
+        shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+        shutil.copytree(os.path.join(checkout, "skcrf"), os.path.join(tmp, name),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        names.append(name)
+    sys.path.insert(0, tmp)
+    S, ytr = load_problem(args.problem, args.data, args.sxu_data)
+    classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]),
+                           return_inverse=True)
+    y = y.astype(np.int32).reshape(-1)
+    losses, theta, values = {}, None, {}
+    for name in names:
+        objective = importlib.import_module(name + "._objective")
+        layout_mod = importlib.import_module(name + "._layout")
+        parallel = importlib.import_module(name + "._parallel")
+        arrays, w = S.kernel_arrays(), np.ones(len(S))
+        counts = layout_mod.count_pairs(arrays, y, w, classes.size, S.n_features)
+        layout = layout_mod.build_layout(counts, all_possible_transitions=False,
+                                         start_end=False)
+        if theta is None:
+            theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
+        loss = objective.CRFLoss(arrays, y, w, layout, counts, n_threads=args.threads)
+        with parallel.numba_threads(args.threads):
+            values[name] = loss(theta)    # compiles (or loads) the kernels
+        losses[name] = (loss, parallel)
+    (fa, ga), (fb, gb) = values.values()
+    times = {name: [] for name in names}
+    for _ in range(args.reps):
+        for name, (loss, parallel) in losses.items():
+            with parallel.numba_threads(args.threads):
+                t = time.perf_counter()
+                loss(theta)
+                times[name].append(time.perf_counter() - t)
+    a, b = (np.array(times[n]) * 1e3 for n in names)
+    print(f"# {args.problem}, {args.threads} thread(s), {args.reps} alternating pairs — "
+          f"{date.today()} — {machine()}")
+    print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; objective A {fa!r}, "
+          f"B {fb!r}; gradients differ by at most {np.abs(ga - gb).max():.2e}")
+    for label, v in (("A", a), ("B", b)):
+        print(f"{label}: min {v.min():.1f} ms, quartiles {np.percentile(v, 25):.1f} / "
+              f"{np.median(v):.1f} / {np.percentile(v, 75):.1f} ms")
+    r = b / a
+    print(f"B / A per pair: median {np.median(r):.3f} (quartiles "
+          f"{np.percentile(r, 25):.3f} - {np.percentile(r, 75):.3f})")
+
+
+if __name__ == "__main__":
+    main()
