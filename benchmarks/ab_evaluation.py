@@ -27,23 +27,11 @@ def child(problem, threads, data):
     from skcrf._layout import build_layout, count_pairs
     from skcrf._objective import CRFLoss
 
-    if problem == "conll2002":
-        from _common import load_conll2002, vectorise
+    from ab_inprocess import load_problem
 
-        Xtr, ytr, Xte, _ = load_conll2002(data)
-        S, _ = vectorise(Xtr, Xte)
-        flat = np.concatenate([np.asarray(s) for s in ytr])
-    elif problem == "sxu":
-        from bench_sxu import featurise
-
-        _, S, ytr, _, _ = featurise(data, None)
-        flat = np.concatenate([np.asarray(s) for s in ytr])
-    else:
-        from bench_memory import SYNTH
-        from synthetic import make_corpus
-
-        S, y = make_corpus(**SYNTH)
-        flat = np.concatenate(y)
+    # (``data`` is the problem's own path: --sxu-data for sxu)
+    S, ytr = load_problem(problem, data, data)
+    flat = np.concatenate([np.asarray(s) for s in ytr])
     classes, yi = np.unique(flat, return_inverse=True)
     yi = yi.astype(np.int32).reshape(-1)
     arrays, w = S.kernel_arrays(), np.ones(len(S))

@@ -75,7 +75,8 @@ _JIT_EXP = dict(_JIT, fastmath={"contract"})
 PREFETCH_DISTANCE = 32
 # the same and small offsets as unsigned integers, for the sparse passes'
 # unsigned positions (Numba adds a negative-index wraparound to every read
-# through a signed index: measured 10-20 % of those passes on CoNLL-2002)
+# through a signed index: 8-13 % of those passes' time on CoNLL-2002,
+# benchmarks/results/pairs_ab.txt)
 _U = np.uint64
 _PD = np.uint64(PREFETCH_DISTANCE)
 _U1, _U4, _U8, _U12 = np.uint64(1), np.uint64(4), np.uint64(8), np.uint64(12)
@@ -835,7 +836,7 @@ def _lane_pair_counts(alpha8, work8, w, T, L, gA8):
 
     The sum over t is a small matrix product per lane (alpha^T work), computed
     in blocks of 3 x 3 cells held in registers over tiles of positions whose
-    rows stay in the L1 cache (adding each position's products to ``gA8``
+    rows stay in cache (adding each position's products to ``gA8``
     would load and store every cell at every position). Blocks overlap at
     the edges when L is not a multiple of 3: those cells are computed twice,
     added once."""
