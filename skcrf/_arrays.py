@@ -8,13 +8,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ONE", "KernelArrays", "Weights", "boundary_masks", "sequence_of", "raise_if_no_path"]
+__all__ = ["ONE", "all_ones", "KernelArrays", "Weights", "boundary_masks", "sequence_of", "raise_if_no_path"]
 
 
 #: the ``data`` of binary features: one value, 1.0, for every non-zero
 #: (left writeable: Numba compiles read-only arrays as another type; nothing
 #: writes it)
 ONE = np.ones(1)
+
+
+def all_ones(data, slice_size=2**20):
+    """Whether every value of ``data`` is 1.0 (binary features), checked a
+    slice at a time (no temporary the size of ``data``)."""
+    return all(bool(np.all(data[lo:lo + slice_size] == 1.0))
+               for lo in range(0, data.size, slice_size))
 
 
 class KernelArrays(NamedTuple):

@@ -18,7 +18,7 @@ from . import _inference as inference
 from ._constraints import check_labels_allowed, constraint_masks
 from ._early_stopping import HeldOutMonitor, split_validation
 from ._layout import build_layout, count_pairs
-from ._objective import CRFLoss, Objective
+from ._objective import CRFLoss, Objective, trim_heap
 from ._optimize import minimize_lbfgs, minimize_owlqn
 from ._parallel import resolve_n_threads
 from ._penalty import ElasticNet
@@ -275,6 +275,10 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         classes, y_idx = np.unique(flat, return_inverse=True)
         y_idx = y_idx.astype(np.int32).reshape(-1)
         L, F = classes.size, seqs.n_features
+        # the labels as str (24 bytes each for 'B-MISC'), and what checking and
+        # encoding them allocated, are not held through the optimisation
+        del flat
+        trim_heap()
 
         masks = constraint_masks(self.constraints, classes)
         if masks is not None:
@@ -284,7 +288,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         layout = self._layout(counts, masks)
         n_threads = resolve_n_threads(self.n_jobs)
         loss = CRFLoss(arrays, y_idx, weights, layout, counts, n_threads=n_threads)
-        del counts, flat, y_idx   # (the layout keeps what it needs of the counts)
+        del counts, y_idx   # (the layout keeps what it needs of the counts)
+        trim_heap()
         monitor = None
         if held_out is not None:
             monitor = HeldOutMonitor(

@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from . import _kernels as K
+from ._arrays import ONE, all_ones
 from ._inference import exp_transitions
 from ._lanes import row_width
 from ._layout import count_pairs
@@ -66,8 +67,8 @@ class CRFLoss:
         self.layout = layout
         F, L = layout.n_features, layout.n_labels
         indptr, indices, data, offsets = arrays
-        if data.size > 1 and data.size == indices.size and np.all(data == 1.0):
-            data = np.ones(1)   # binary features: the kernels skip the values
+        if data.size > 1 and data.size == indices.size and all_ones(data):
+            data = ONE   # binary features: the kernels skip the values
         self.weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         if counts is None:
             counts = count_pairs(arrays, y, self.weights, L, F)
@@ -78,7 +79,7 @@ class CRFLoss:
         self.n_threads = int(n_threads)
         self.bounds = chunk_bounds(offsets, indptr, L, self.n_threads)
         n_chunks = self.bounds.size - 1
-        freq = np.bincount(indices, minlength=F)
+        freq = feature_frequencies(indices, F)
         n_used = int(np.count_nonzero(freq))
         self._rows = n_used + 1
         self._width = row_width(L)
@@ -120,7 +121,9 @@ class CRFLoss:
         empty, or another shard's features) all share one extra row that no
         token reads: their weights are written there and their expected counts
         read back as 0. Memory is then proportional to the features used, not
-        to n_features."""
+        to n_features. (On several threads with private gradients, when few
+        features are unused, the features keep their numbers instead: see
+        :func:`_keeps_indices`.)"""
         n_used = self._rows - 1
         rank = np.empty(F, dtype=np.int64)
         rank[np.argsort(-freq, kind="stable")] = np.arange(F)
@@ -135,6 +138,16 @@ class CRFLoss:
         extra = (n_chunks - 1) * self._rows * self._width * 8
         if n_chunks > 1 and extra > _PRIVATE_GRADIENT_BYTES:
             rank, row_bounds = _OwnedRows.deal_rows(rank, self._rows, n_chunks)
+        elif n_chunks > 1 and _keeps_indices(F, n_used, self._width, n_chunks, indices.size):
+            # several threads with private gradients: the features keep their
+            # own numbers, so that no renumbered copy of the indices is made
+            # (4 bytes per non-zero, 13 MB on CoNLL-2002: the threads' buffers
+            # would otherwise put a 2-thread fit at CRFsuite's memory / 2)
+            f, lab = np.divmod(layout.state_pos, L)
+            self._rows = F + 1
+            self._pos = f * self._width + lab
+            self.arrays = (indptr, indices, data, offsets)
+            return
         # rows of the kernel-side weights and gradient padded to a multiple of
         # 4 columns (up to 16 labels), which the sparse passes read as quads
         f, lab = np.divmod(layout.state_pos, L)
@@ -238,6 +251,20 @@ class CRFLoss:
     __call__ = loss_gradient
 
 
+def feature_frequencies(indices, n_features):
+    """How many non-zeros each feature has: ``np.bincount(indices)``, counted
+    in slices, because bincount copies its whole input to int64 first (26 MB
+    on CoNLL-2002's 3.2M non-zeros, the fit's peak before this)."""
+    freq = np.zeros(n_features, dtype=np.int64)
+    for lo in range(0, indices.size, _FREQUENCY_SLICE):
+        freq += np.bincount(indices[lo:lo + _FREQUENCY_SLICE], minlength=n_features)
+    return freq
+
+
+#: non-zeros per slice of feature_frequencies (an 8 MB int64 copy at a time)
+_FREQUENCY_SLICE = 2**20
+
+
 def trim_heap():
     """Return the C heap's free memory to the operating system (glibc's
     ``malloc_trim``; nothing elsewhere). Arrays of up to 32 MB come from the
@@ -294,6 +321,19 @@ def _use_compact(rows, width, L, n_state, n_chunks):
     dense = rows * width * 8
     return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L
             and (n_chunks - 1) * n_state * 8 <= _PRIVATE_GRADIENT_BYTES)
+
+
+def _keeps_indices(n_features, n_used, width, n_chunks, nnz):
+    """Whether a fit on ``n_chunks`` threads with private gradients reads
+    the state weights by the features' own numbers instead of renumbering
+    them (most frequent first) in a copy of the indices: when the rows of
+    features that no token uses, which the weights and every gradient buffer
+    then hold, cost less than that copy (4 bytes per non-zero). The
+    renumbered rows are faster (the frequent rows share cache lines): an
+    evaluation without them took 1.01x (1 thread) and 1.04-1.06x (2 threads)
+    as long on CoNLL-2002 and 1.03-1.04x on SXU (paired runs, 2026-12-03), so
+    one thread, whose memory has no per-thread buffers, keeps the copy."""
+    return (n_features - n_used) * width * 8 * (n_chunks + 1) < 4 * nnz
 
 
 #: the dense state-weight matrix above which a sparse model is kept compact

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from skcrf import Sequences
 from skcrf._lanes import row_width
@@ -177,11 +178,23 @@ def test_two_threads_give_the_same_objective_and_gradient():
     assert loss2.parallel and not loss1.parallel
     # small buffers: each thread has its own
     assert loss2._owned is None and loss2._gW.shape[0] == 2
+    # one thread renumbers the features (most frequent first) in a copy of
+    # the indices; two threads with private buffers keep the features' own
+    # numbers and the caller's indices (every feature is used here)
+    F = X[0].shape[1]
+    assert loss2._rows == F + 1 and loss2._W.shape[0] == F + 1
+    assert np.array_equal(loss2.arrays[1], _csr_indices(X))
+    assert not np.array_equal(loss1.arrays[1], loss2.arrays[1])
     theta = layout.pack(W, A, start, end)
     f1, g1 = obj1(theta)
     f2, g2 = obj2(theta)
     assert f2 == pytest.approx(f1, rel=1e-12)
     np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+
+
+def _csr_indices(X):
+    """The column indices of the CSR rows of ``X`` (a list of dense matrices)."""
+    return sp.csr_matrix(np.concatenate(X)).indices
 
 
 @pytest.mark.parametrize("n_threads", [2, 3])
