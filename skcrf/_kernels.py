@@ -106,12 +106,12 @@ def _emissions(indptr, indices, data, t0, T, W, out):
     L = ``out.shape[1]`` (at most ``W.shape[1]``: a training weight matrix has
     its rows padded to :func:`skcrf._lanes.row_width`).
 
-    Rows of 4, 8, 12 or 16 columns are read as quads, the token's sums held
-    in registers (:func:`_emissions_quads`); other widths go through a scalar
+    Rows of 4 to 16 columns are read as quads, the token's sums held in
+    registers (:func:`_emissions_quads`); other widths go through a scalar
     loop, two non-zeros per step: each step's multiply-adds go to ``out[t]``
     once, so the chain of updates of that row through memory is half as long
     (measured 1.12x on CoNLL-2002; four per step was no faster)."""
-    if _quad_count(W.shape[1]):
+    if _read_quad_count(W.shape[1]):
         _emissions_quads(indptr, indices, data, t0, T, W, out)
         return
     L = out.shape[1]
@@ -142,9 +142,15 @@ def _emissions(indptr, indices, data, t0, T, W, out):
 
 @njit(**_JIT)
 def _emissions_quads(indptr, indices, data, t0, T, W, out):
-    """:func:`_emissions` for rows of ``4 * nq`` columns, nq = 1..4: each
-    non-zero's row is read as nq quads into two sets of accumulators (even
-    and odd non-zeros, two independent chains), the token's sums stored once.
+    """:func:`_emissions` for rows of 4 to 16 columns: each non-zero's row
+    is read as nq quads into two sets of accumulators (even and odd
+    non-zeros, two independent chains), the token's sums stored once. A
+    width that is not a multiple of 4 (a fitted model's unpadded rows, e.g.
+    9 labels) has its last quad end at the row's end and overlap the one
+    before (columns 5-8 after 4-7): the overlapping sums are the same
+    additions in the same order, so storing both writes equal values
+    (:func:`_store_quad_at`). 9 labels read as 3 quads instead of a scalar
+    loop: CoNLL-2002's test set's emissions in 1.6 instead of 2.4 ms.
 
     Written out in full on purpose: binary features have a loop of their own
     (a multiply by the value 1.0 cost 40 %); the tests on nq are the same for
@@ -152,7 +158,10 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
     for the row updates, even inlined, made the loop 2-3x slower."""
     Wf = W.reshape(-1)
     Lw = _U(W.shape[1])
-    nq = W.shape[1] // N_QUAD
+    nq = _read_quad_count(W.shape[1])
+    # where quads 1-3 start in a row: 4, 8, 12, but never past the row's end
+    o1, o2, o3 = _quad_offset(1, W.shape[1]), _quad_offset(2, W.shape[1]), \
+        _quad_offset(3, W.shape[1])
     dm = _value_mask(data, indices)
     lim, udm = _prefetch_limit(indices, 1), _U(dm)
     binary = dm == 0
@@ -168,14 +177,14 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
                 a0 = qadd(a0, qload(Wf, f))
                 b0 = qadd(b0, qload(Wf, g))
                 if nq > 1:
-                    a1 = qadd(a1, qload(Wf, f + _U4))
-                    b1 = qadd(b1, qload(Wf, g + _U4))
+                    a1 = qadd(a1, qload(Wf, f + o1))
+                    b1 = qadd(b1, qload(Wf, g + o1))
                 if nq > 2:
-                    a2 = qadd(a2, qload(Wf, f + _U8))
-                    b2 = qadd(b2, qload(Wf, g + _U8))
+                    a2 = qadd(a2, qload(Wf, f + o2))
+                    b2 = qadd(b2, qload(Wf, g + o2))
                 if nq > 3:
-                    a3 = qadd(a3, qload(Wf, f + _U12))
-                    b3 = qadd(b3, qload(Wf, g + _U12))
+                    a3 = qadd(a3, qload(Wf, f + o3))
+                    b3 = qadd(b3, qload(Wf, g + o3))
                 p += _U(2)
         while p < p1:
             # the last non-zero of an odd count; every one of valued features
@@ -185,13 +194,45 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
             v = qsplat(data[p & udm])
             a0 = qfma(v, qload(Wf, f), a0)
             if nq > 1:
-                a1 = qfma(v, qload(Wf, f + _U4), a1)
+                a1 = qfma(v, qload(Wf, f + o1), a1)
             if nq > 2:
-                a2 = qfma(v, qload(Wf, f + _U8), a2)
+                a2 = qfma(v, qload(Wf, f + o2), a2)
             if nq > 3:
-                a3 = qfma(v, qload(Wf, f + _U12), a3)
+                a3 = qfma(v, qload(Wf, f + o3), a3)
             p += _U1
-        _store_quads(out, t, qadd(a0, b0), qadd(a1, b1), qadd(a2, b2), qadd(a3, b3))
+        _store_quad_at(out, t, 0, qadd(a0, b0))
+        if nq > 1:
+            _store_quad_at(out, t, o1, qadd(a1, b1))
+        if nq > 2:
+            _store_quad_at(out, t, o2, qadd(a2, b2))
+        if nq > 3:
+            _store_quad_at(out, t, o3, qadd(a3, b3))
+
+
+@njit(inline="always", **_JIT)
+def _read_quad_count(width):
+    """How many quads a weight row of ``width`` columns is *read* as by
+    :func:`_emissions_quads`: ceil(width / 4) for 4 to 16 columns (the last
+    quad may overlap the one before), 0 otherwise (a scalar loop)."""
+    return (width + N_QUAD - 1) // N_QUAD if N_QUAD <= width <= 4 * N_QUAD else 0
+
+
+@njit(inline="always", **_JIT)
+def _quad_offset(k, width):
+    """Column where quad k of a row of ``width`` columns starts when read:
+    4k, or width - 4 for a last quad that would pass the row's end."""
+    return _U(min(N_QUAD * k, width - N_QUAD))
+
+
+@njit(inline="always", **_JIT)
+def _store_quad_at(out, t, off, q):
+    """out[t, off + i] = lane i of q, for the columns of ``out`` (a training
+    matrix's padded rows are wider than ``out``)."""
+    L = _U(out.shape[1])
+    for i in range(N_QUAD):
+        j = off + _U(i)
+        if j < L:
+            out[t, j] = qget(q, i)
 
 
 @njit(inline="always", **_JIT)
@@ -200,20 +241,6 @@ def _quad_count(width):
     4, 8, 12 or 16 columns (what ``skcrf._lanes.row_width`` pads to), 0 for
     any other width (a scalar loop)."""
     return width // N_QUAD if width % N_QUAD == 0 and width <= 4 * N_QUAD else 0
-
-
-@njit(inline="always", **_JIT)
-def _store_quads(out, t, q0, q1, q2, q3):
-    """out[t, :L] = the first L values of q0..q3, L = ``out.shape[1]``."""
-    L = out.shape[1]
-    for j in range(min(L, 4)):
-        out[t, j] = qget(q0, j)
-    for j in range(4, min(L, 8)):
-        out[t, j] = qget(q1, j - 4)
-    for j in range(8, min(L, 12)):
-        out[t, j] = qget(q2, j - 8)
-    for j in range(12, min(L, 16)):
-        out[t, j] = qget(q3, j - 12)
 
 
 @njit(inline="always", **_JIT)

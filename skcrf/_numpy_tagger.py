@@ -101,12 +101,19 @@ class SortedVocabulary:
 
 
 def emissions(indptr, indices, data, W):
-    """``E[t] = sum of data * W[f]`` over token t's non-zeros, added in CSR
-    order as the Numba kernel adds them, so the sums are bit-identical: one
-    vectorised step per pair of feature ranks (every token's first and second
-    features, then its third and fourth, ...; the kernel adds two non-zeros'
-    products to the sum at a time); a token with fewer features adds exact
-    zeros."""
+    """``E[t] = sum of data * W[f]`` over token t's non-zeros, added in the
+    order the Numba kernel (``skcrf._kernels._emissions``) adds them, so the
+    sums are bit-identical, with one vectorised step per feature rank (every
+    token's first features, then its second, ...); a token with fewer
+    features adds exact zeros. The kernel's order depends on the row width:
+
+    * 4 to 16 labels (rows read as quads): binary features (``data`` one
+      value) go to two sums, the even ranks' and the odd ranks', added at
+      the end; valued features go to one sum in rank order (the kernel fuses
+      each multiply-add: the same bits when the products are exact, e.g.
+      values of 1);
+    * other widths: each pair of ranks' products is added to the sum at once.
+    """
     n, L = indptr.size - 1, W.shape[1]
     E = np.zeros((n, L))
     counts = np.diff(indptr)
@@ -120,8 +127,18 @@ def emissions(indptr, indices, data, W):
     vals = np.zeros((K, n))
     cols[rank, tok] = indices
     vals[rank, tok] = data
-    for k in range(0, K, 2):
-        E += vals[k, :, None] * W[cols[k]] + vals[k + 1, :, None] * W[cols[k + 1]]
+    if 4 <= L <= 16 and data.size != indices.size:
+        odd = np.zeros((n, L))
+        for k in range(0, K, 2):
+            E += vals[k, :, None] * W[cols[k]]
+            odd += vals[k + 1, :, None] * W[cols[k + 1]]
+        E += odd
+    elif 4 <= L <= 16:
+        for k in range(K):
+            E += vals[k, :, None] * W[cols[k]]
+    else:
+        for k in range(0, K, 2):
+            E += vals[k, :, None] * W[cols[k]] + vals[k + 1, :, None] * W[cols[k + 1]]
     return E
 
 

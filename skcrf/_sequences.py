@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._arrays import ONE, KernelArrays, boundary_masks, sequence_of
+from ._arrays import ONE, KernelArrays, all_ones, boundary_masks, sequence_of
 
 __all__ = ["Sequences", "KernelArrays", "boundary_masks", "sequence_of"]
 
@@ -213,10 +213,13 @@ class Sequences:
             indptr, indices, _ = self._binary
             return KernelArrays(indptr, indices, ONE, self.offsets)
         X = self.X
+        # values that are all 1 are binary features: the kernels then read
+        # no values (measured faster: no multiply, no stream of values)
+        data = ONE if X.data.size and all_ones(X.data) else \
+            np.ascontiguousarray(X.data, dtype=np.float64)
         return KernelArrays(np.ascontiguousarray(X.indptr, dtype=np.int64),
                             np.ascontiguousarray(X.indices, dtype=np.int32),
-                            np.ascontiguousarray(X.data, dtype=np.float64),
-                            self.offsets)
+                            data, self.offsets)
 
     # ----------------------------------------------------------- properties
     @property

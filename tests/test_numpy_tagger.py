@@ -78,7 +78,7 @@ def test_vocabulary_lookup_matches_the_hash_table():
     assert empty[1].size == 0 and empty[0].shape == (51,)
 
 
-def _random_problem(rng, L, lengths, integer=False, constrained=False):
+def _random_problem(rng, L, lengths, integer=False, constrained=False, binary=False):
     n_feat = 40
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     n_tok = int(offsets[-1])
@@ -93,19 +93,25 @@ def _random_problem(rng, L, lengths, integer=False, constrained=False):
         A[rng.random((L, L)) < 0.3] = -np.inf
         A[np.diag_indices(L)] = 0.0                    # label 1 all along stays allowed
         start[0] = end[0] = -np.inf
-    arrays = KernelArrays(indptr, indices, np.ones(indices.size), offsets)
+    # values of 1 given one per non-zero, or as binary features (one value)
+    data = np.ones(1) if binary else np.ones(indices.size)
+    arrays = KernelArrays(indptr, indices, data, offsets)
     return arrays, Weights.from_arrays(W, A, start, end)
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("L", [1, 2, 5])
-def test_viterbi_matches_the_kernel(seed, L):
+@pytest.mark.parametrize("L", [1, 2, 4, 5, 9, 17])
+@pytest.mark.parametrize("binary", [False, True])
+def test_viterbi_matches_the_kernel(seed, L, binary):
+    # the kernel sums the emission scores in an order that depends on the
+    # width (quads for 4-16 labels, the last one overlapping for 5 and 9) and
+    # on whether the features are binary: the NumPy scores must be the same bits
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 12, size=25)
     lengths[0] = 0                                    # empty sequences among them
     # integer weights make many ties: the first maximum must win, as in the kernel
     arrays, weights = _random_problem(rng, L, lengths, integer=seed % 2 == 0,
-                                      constrained=seed >= 4 and L > 1)
+                                      constrained=seed >= 4 and L > 1, binary=binary)
     try:
         want = inference.viterbi(arrays, weights)
     except ValueError as exc:
