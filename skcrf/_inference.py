@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._arrays import Weights, raise_if_no_path
-from ._parallel import chunk_bounds, run_chunks
+from ._parallel import chunk_bounds, order_by_length, run_chunks
 
 __all__ = ["Weights", "viterbi", "marginals", "topk", "path_scores", "exp_transitions",
            "TOPK_MAX_BYTES"]
@@ -60,7 +60,8 @@ def viterbi(arrays, weights, n_threads=1):
     out = np.zeros(arrays.n_tokens, dtype=np.int64)
     best = np.zeros(arrays.n_sequences)
     bounds = _bounds(arrays, weights.n_labels, n_threads)
-    run_chunks(K._viterbi_chunk, K._viterbi_parallel, bounds, n_threads,
+    order = order_by_length(arrays.offsets, bounds)
+    run_chunks(K._viterbi_chunk, K._viterbi_parallel, bounds, n_threads, order,
                *arrays, *weights, out, best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best

@@ -22,7 +22,7 @@ from ._arrays import ONE, all_ones
 from ._inference import exp_transitions
 from ._lanes import row_width
 from ._layout import count_pairs
-from ._parallel import chunk_bounds, numba_threads, run_chunks
+from ._parallel import chunk_bounds, numba_threads, order_by_length, run_chunks
 
 __all__ = ["CRFLoss", "Objective"]
 
@@ -99,7 +99,7 @@ class CRFLoss:
         # the order in which each chunk (or each thread's share of a block)
         # visits its sequences: by length within windows, so that sequences of
         # similar length run side by side in SIMD lanes (K._lane_posteriors)
-        self.order = _order_by_length(offsets, ranges)
+        self.order = order_by_length(offsets, ranges)
         # buffers reused by every evaluation: the state weights every thread
         # reads and their gradient
         self._W = self._gW = None
@@ -286,26 +286,6 @@ def trim_heap():
 
 
 _MALLOC_TRIM = None
-
-
-def _order_by_length(offsets, edges, window=None):
-    """Each range ``edges[r]:edges[r + 1]`` of sequences (``edges`` sorted, from
-    0 to n_sequences) cut into windows of ``window`` consecutive sequences,
-    each window's sequences ordered by length (stably)."""
-    window = _LANE_WINDOW if window is None else window
-    n = offsets.size - 1
-    lengths = np.diff(offsets)
-    seq = np.arange(n)
-    part = np.searchsorted(edges, seq, side="right")
-    first = np.asarray(edges)[np.maximum(part - 1, 0)]
-    return np.lexsort((lengths, (seq - first) // window, part)).astype(np.int64)
-
-
-#: how many consecutive sequences are ordered by length together, so that the
-#: batches of N_LANES that run side by side (K._lane_posteriors) have similar
-#: lengths (little padding) while the sequences stay near their neighbours
-#: in the data, whose features they share (the weight rows stay in cache)
-_LANE_WINDOW = 128
 
 
 def _use_compact(rows, width, L, n_state, n_chunks):

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numba
 import numpy as np
 
-__all__ = ["resolve_n_threads", "numba_threads", "chunk_bounds", "run_chunks"]
+__all__ = ["resolve_n_threads", "numba_threads", "chunk_bounds", "run_chunks", "order_by_length"]
 
 
 def resolve_n_threads(n_jobs):
@@ -106,3 +106,26 @@ def run_chunks(chunk, parallel, bounds, n_threads, *args):
     else:
         with numba_threads(n_threads):
             parallel(bounds, *args)
+
+
+def order_by_length(offsets, edges, window=None):
+    """The order in which the chunk kernels that run sequences side by side
+    in SIMD lanes (training's forward-backward, Viterbi) visit them.
+
+    Each range ``edges[r]:edges[r + 1]`` of sequences (``edges`` sorted, from
+    0 to n_sequences) cut into windows of ``window`` consecutive sequences,
+    each window's sequences ordered by length (stably)."""
+    window = LANE_WINDOW if window is None else window
+    n = offsets.size - 1
+    lengths = np.diff(offsets)
+    seq = np.arange(n)
+    part = np.searchsorted(edges, seq, side="right")
+    first = np.asarray(edges)[np.maximum(part - 1, 0)]
+    return np.lexsort((lengths, (seq - first) // window, part)).astype(np.int64)
+
+
+#: how many consecutive sequences are ordered by length together, so that the
+#: batches of N_LANES that run side by side (K._lane_posteriors) have similar
+#: lengths (little padding) while the sequences stay near their neighbours
+#: in the data, whose features they share (the weight rows stay in cache)
+LANE_WINDOW = 128

@@ -183,12 +183,12 @@ def test_lane_posteriors_give_up_on_underflow_and_change_nothing(at):
 
 
 def test_sequences_are_ordered_by_length_within_windows_of_each_range():
-    from skcrf._objective import _order_by_length
+    from skcrf._parallel import order_by_length
 
     offsets = np.cumsum([0, 3, 1, 2, 1, 0, 3, 2])
-    order = _order_by_length(offsets, np.array([0, 4, 7]), window=100)
+    order = order_by_length(offsets, np.array([0, 4, 7]), window=100)
     assert order.tolist() == [1, 3, 2, 0, 4, 6, 5]      # stable within 0..3 and 4..6
-    order = _order_by_length(offsets, np.array([0, 4, 7]), window=3)
+    order = order_by_length(offsets, np.array([0, 4, 7]), window=3)
     assert order.tolist() == [1, 2, 0, 3, 4, 6, 5]      # windows 0..2, 3 | 4..6
 
 
