@@ -13,6 +13,11 @@ imports itself only relatively), so both compile and cache their own kernels.
 
 Problems: ``conll2002`` (``--data``), ``sxu`` (``--sxu-data``, the
 ``bench_sxu.py`` features), ``synthetic22`` (``bench_memory.SYNTH``).
+
+``--predict`` times ``predict`` instead, on CoNLL-2002's test set (esp.testb),
+with a model each checkout fits in 30 iterations (both the same weights):
+
+    python benchmarks/ab_inprocess.py A B --predict --reps 200
 """
 
 import argparse
@@ -60,6 +65,8 @@ def main():
                                                         "sighan2008_sxu"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--predict", action="store_true",
+                    help="time predict on CoNLL-2002's test set instead")
     args = ap.parse_args()
     from _common import machine
 
@@ -73,6 +80,8 @@ def main():
                         ignore=shutil.ignore_patterns("__pycache__"))
         names.append(name)
     sys.path.insert(0, tmp)
+    if args.predict:
+        return compare_predict(args, names, machine)
     S, ytr = load_problem(args.problem, args.data, args.sxu_data)
     classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]),
                            return_inverse=True)
@@ -108,6 +117,44 @@ def main():
     for label, v in (("A", a), ("B", b)):
         print(f"{label}: min {v.min():.1f} ms, quartiles {np.percentile(v, 25):.1f} / "
               f"{np.median(v):.1f} / {np.percentile(v, 75):.1f} ms")
+    r = b / a
+    print(f"B / A per pair: median {np.median(r):.3f} (quartiles "
+          f"{np.percentile(r, 25):.3f} - {np.percentile(r, 75):.3f})")
+
+
+def compare_predict(args, names, machine):
+    """Alternate the two checkouts' ``predict`` on CoNLL-2002's test set."""
+    import warnings
+
+    from _common import load_conll2002, vectorise
+
+    Xtr, ytr, Xte, _ = load_conll2002(args.data)
+    Str, Ste = vectorise(Xtr, Xte)
+    models, preds = {}, {}
+    for name in names:
+        pkg = importlib.import_module(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # (30 iterations: not converged)
+            model = pkg.LinearChainCRF(c2=1.0, max_iter=30, all_possible_transitions=False,
+                                       start_end_transitions=False, n_jobs=args.threads)
+            model.fit(pkg.Sequences(Str.X, Str.lengths), ytr)
+        X = pkg.Sequences(Ste.X, Ste.lengths)
+        preds[name] = model.predict(X)         # compiles (or loads) the kernels
+        models[name] = (model, X)
+    times = {name: [] for name in names}
+    for _ in range(args.reps):
+        for name, (model, X) in models.items():
+            t = time.perf_counter()
+            model.predict(X)
+            times[name].append(time.perf_counter() - t)
+    a, b = (np.array(times[n]) * 1e3 for n in names)
+    same = preds[names[0]] == preds[names[1]]
+    print(f"# predict, CoNLL-2002 esp.testb ({Ste.n_tokens:,} tokens), {args.threads} "
+          f"thread(s), {args.reps} alternating pairs — {date.today()} — {machine()}")
+    print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; same predictions: {same}")
+    for label, v in (("A", a), ("B", b)):
+        print(f"{label}: min {v.min():.2f} ms, quartiles {np.percentile(v, 25):.2f} / "
+              f"{np.median(v):.2f} / {np.percentile(v, 75):.2f} ms")
     r = b / a
     print(f"B / A per pair: median {np.median(r):.3f} (quartiles "
           f"{np.percentile(r, 25):.3f} - {np.percentile(r, 75):.3f})")
