@@ -102,21 +102,37 @@ def main():
             values[name] = loss(theta)    # compiles (or loads) the kernels
         losses[name] = (loss, parallel)
     (fa, ga), (fb, gb) = values.values()
-    times = {name: [] for name in names}
-    for _ in range(args.reps):
-        for name, (loss, parallel) in losses.items():
-            with parallel.numba_threads(args.threads):
-                t = time.perf_counter()
-                loss(theta)
-                times[name].append(time.perf_counter() - t)
-    a, b = (np.array(times[n]) * 1e3 for n in names)
+    def evaluate(name):
+        loss, parallel = losses[name]
+        with parallel.numba_threads(args.threads):
+            loss(theta)
+
+    a, b = alternate(evaluate, names, args.reps)
     print(f"# {args.problem}, {args.threads} thread(s), {args.reps} alternating pairs — "
           f"{date.today()} — {machine()}")
     print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; objective A {fa!r}, "
           f"B {fb!r}; gradients differ by at most {np.abs(ga - gb).max():.2e}")
+    report_pairs(a, b, digits=1)
+
+
+def alternate(call, names, reps):
+    """Run ``call(name)`` for each name in turn, ``reps`` times; the times of
+    each name in ms, as arrays (pair k: the k-th time of each)."""
+    times = {name: [] for name in names}
+    for _ in range(reps):
+        for name in names:
+            t = time.perf_counter()
+            call(name)
+            times[name].append(time.perf_counter() - t)
+    return [np.array(times[name]) * 1e3 for name in names]
+
+
+def report_pairs(a, b, digits):
+    """Print each side's minimum and quartiles and the per-pair ratio B / A."""
     for label, v in (("A", a), ("B", b)):
-        print(f"{label}: min {v.min():.1f} ms, quartiles {np.percentile(v, 25):.1f} / "
-              f"{np.median(v):.1f} / {np.percentile(v, 75):.1f} ms")
+        q = [np.percentile(v, p) for p in (25, 50, 75)]
+        print(f"{label}: min {v.min():.{digits}f} ms, quartiles "
+              + " / ".join(f"{x:.{digits}f}" for x in q) + " ms")
     r = b / a
     print(f"B / A per pair: median {np.median(r):.3f} (quartiles "
           f"{np.percentile(r, 25):.3f} - {np.percentile(r, 75):.3f})")
@@ -141,24 +157,13 @@ def compare_predict(args, names, machine):
         X = pkg.Sequences(Ste.X, Ste.lengths)
         preds[name] = model.predict(X)         # compiles (or loads) the kernels
         models[name] = (model, X)
-    times = {name: [] for name in names}
-    for _ in range(args.reps):
-        for name, (model, X) in models.items():
-            t = time.perf_counter()
-            model.predict(X)
-            times[name].append(time.perf_counter() - t)
-    a, b = (np.array(times[n]) * 1e3 for n in names)
+    a, b = alternate(lambda name: models[name][0].predict(models[name][1]), names,
+                     args.reps)
     same = preds[names[0]] == preds[names[1]]
     print(f"# predict, CoNLL-2002 esp.testb ({Ste.n_tokens:,} tokens), {args.threads} "
           f"thread(s), {args.reps} alternating pairs — {date.today()} — {machine()}")
     print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; same predictions: {same}")
-    for label, v in (("A", a), ("B", b)):
-        print(f"{label}: min {v.min():.2f} ms, quartiles {np.percentile(v, 25):.2f} / "
-              f"{np.median(v):.2f} / {np.percentile(v, 75):.2f} ms")
-    r = b / a
-    print(f"B / A per pair: median {np.median(r):.3f} (quartiles "
-          f"{np.percentile(r, 25):.3f} - {np.percentile(r, 75):.3f})")
-
+    report_pairs(a, b, digits=2)
 
 if __name__ == "__main__":
     main()

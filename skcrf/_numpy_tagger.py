@@ -127,13 +127,14 @@ def emissions(indptr, indices, data, W):
     vals = np.zeros((K, n))
     cols[rank, tok] = indices
     vals[rank, tok] = data
-    if 4 <= L <= 16 and data.size != indices.size:
+    quads = 4 <= L <= 16          # (skcrf._kernels._read_quad_count)
+    if quads and data.size != indices.size:
         odd = np.zeros((n, L))
         for k in range(0, K, 2):
             E += vals[k, :, None] * W[cols[k]]
             odd += vals[k + 1, :, None] * W[cols[k + 1]]
         E += odd
-    elif 4 <= L <= 16:
+    elif quads:
         for k in range(K):
             E += vals[k, :, None] * W[cols[k]]
     else:

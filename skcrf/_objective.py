@@ -125,36 +125,37 @@ class CRFLoss:
         features are unused, the features keep their numbers instead: see
         :func:`_keeps_indices`.)"""
         n_used = self._rows - 1
-        rank = np.empty(F, dtype=np.int64)
-        rank[np.argsort(-freq, kind="stable")] = np.arange(F)
-        np.minimum(rank, n_used, out=rank)
         # On several threads, each thread accumulates the state counts of its
         # sequences into a gradient buffer of its own (fastest) as long as these
         # extra buffers stay within _PRIVATE_GRADIENT_BYTES; beyond, one state
         # gradient is shared: each thread owns a range of feature rows and adds
         # the state counts of every token to them (_OwnedRows), so memory no
         # longer grows with the threads.
-        row_bounds = None
         extra = (n_chunks - 1) * self._rows * self._width * 8
-        if n_chunks > 1 and extra > _PRIVATE_GRADIENT_BYTES:
-            rank, row_bounds = _OwnedRows.deal_rows(rank, self._rows, n_chunks)
-        elif n_chunks > 1 and _keeps_indices(F, n_used, self._width, n_chunks, indices.size):
-            # several threads with private gradients: the features keep their
-            # own numbers, so that no renumbered copy of the indices is made
-            # (4 bytes per non-zero, 13 MB on CoNLL-2002: the threads' buffers
-            # would otherwise put a 2-thread fit at CRFsuite's memory / 2)
-            f, lab = np.divmod(layout.state_pos, L)
+        shared = n_chunks > 1 and extra > _PRIVATE_GRADIENT_BYTES
+        # private buffers on several threads: the features may keep their own
+        # numbers, and the kernels the caller's indices (no renumbered copy:
+        # 4 bytes per non-zero, 13 MB on CoNLL-2002, more than a second
+        # gradient buffer adds there)
+        keep = (n_chunks > 1 and not shared
+                and _keeps_indices(F, n_used, self._width, n_chunks, indices.size))
+        row_bounds = None
+        if keep:
             self._rows = F + 1
-            self._pos = f * self._width + lab
-            self.arrays = (indptr, indices, data, offsets)
-            return
+            rank = np.arange(F)
+        else:
+            rank = np.empty(F, dtype=np.int64)
+            rank[np.argsort(-freq, kind="stable")] = np.arange(F)
+            np.minimum(rank, n_used, out=rank)
+            if shared:
+                rank, row_bounds = _OwnedRows.deal_rows(rank, self._rows, n_chunks)
         # rows of the kernel-side weights and gradient padded to a multiple of
         # 4 columns (up to 16 labels), which the sparse passes read as quads
         f, lab = np.divmod(layout.state_pos, L)
         self._pos = rank[f] * self._width + lab   # flat index of (f, lab) in _W, _gW[c]
         # (an int32 table, so the copy of the indices is made in int32 directly,
         # without an int64 temporary of 8 bytes per non-zero)
-        local_indices = rank.astype(np.int32)[indices]
+        local_indices = indices if keep else rank.astype(np.int32)[indices]
         if row_bounds is not None:
             self._owned = _OwnedRows(indptr, local_indices, data, offsets, row_bounds, L)
             data = self._owned.data
