@@ -107,7 +107,7 @@ def _template_text(template):
         raise TypeError(f"template must be a path or the template text, got "
                         f"{type(template).__name__}.")
     if "\n" not in template and os.path.isfile(template):
-        with open(template, encoding="utf-8") as fh:
+        with open(template, encoding="utf-8-sig") as fh:
             return template, fh.read()
     if "\n" not in template and not template.lstrip().startswith(("U", "B", "#")):
         raise TemplateError(f"template {template!r} is neither a file nor template text.")
@@ -167,7 +167,7 @@ def read_columns(paths, labelled=True):
     """All sequences of CRF++ column files: ``(tokens, labels)``."""
     tokens, labels = [], []
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             for t, y, _ in iter_column_blocks(fh, path, labelled):
                 tokens += t
                 if labelled:

@@ -36,8 +36,9 @@ __all__ = ["CWS_CLASSES", "DictionaryMatches", "DictionaryWords", "AccessorVarie
 _JIT = dict(cache=True, nogil=True, fastmath=False)
 
 CWS_CLASSES = ("digit", "date", "latin", "punct", "other")
-_NUMERALS = set("〇一二三四五六七八九十百千万亿零两壹贰叁肆伍陆柒捌玖拾佰仟萬億")
-_DATE_UNITS = set("年月日时分秒号點点")
+# simplified and traditional forms (兩, 時, 號: corpora in traditional characters)
+_NUMERALS = set("〇一二三四五六七八九十百千万亿零两兩壹贰叁肆伍陆柒捌玖拾佰仟萬億")
+_DATE_UNITS = set("年月日时時分秒号號點点")
 
 
 def cws_class(ch):

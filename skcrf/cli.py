@@ -42,7 +42,7 @@ def _open_inputs(paths):
             yield "<stdin>", sys.stdin
             continue
         try:
-            fh = open(path, encoding="utf-8")
+            fh = open(path, encoding="utf-8-sig")    # a byte-order mark is not text
         except OSError as exc:
             _err(f"{path}: cannot read ({exc.strerror}).")
         with fh:

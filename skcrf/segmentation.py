@@ -224,11 +224,12 @@ def _join_pieces(words, owner, n_texts, merge):
     return out
 
 
-def read_segmented(path, encoding="utf-8"):
+def read_segmented(path, encoding="utf-8-sig"):
     """Read segmented text: one sentence per line, words separated by whitespace.
 
     Any run of whitespace (including full-width U+3000 spaces) separates
-    words; empty lines are skipped.
+    words; empty lines are skipped. The default encoding reads UTF-8 with or
+    without a byte-order mark (some SIGHAN files start with one).
 
     Returns
     -------

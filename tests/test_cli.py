@@ -276,3 +276,17 @@ def test_default_c2_follows_crfpp_or_the_word_segmenter():
     assert _c2(Namespace(c2=None, C=None, format="segmented")) == WordSegmenter().c2
     assert _c2(Namespace(c2=None, C=2.0, format="segmented")) == 0.25
     assert _c2(Namespace(c2=0.7, C=None, format="columns")) == 0.7
+
+
+def test_input_files_may_start_with_a_byte_order_mark(tmp_path, capsys):
+    from skcrf._crfpp import read_columns
+    from skcrf.cli import _read_training
+
+    plain, bom = tmp_path / "plain.txt", tmp_path / "bom.txt"
+    plain.write_text("上 B\n海 E\n\n迎 S\n", encoding="utf-8")
+    bom.write_text("\ufeff上 B\n海 E\n\n迎 S\n", encoding="utf-8")
+    assert read_columns([bom]) == read_columns([plain])
+    assert _read_training([str(bom)], "columns") == _read_training([str(plain)], "columns")
+    plain.write_text("上海  迎\n", encoding="utf-8")
+    bom.write_text("\ufeff上海  迎\n", encoding="utf-8")
+    assert _read_training([str(bom)], "segmented") == (["上海迎"], [["上海", "迎"]])

@@ -28,6 +28,14 @@ def test_read_conll(tmp_path):
     assert y == [["B-LOC", "O"], ["O"]]
 
 
+def test_readers_skip_a_byte_order_mark(tmp_path):
+    conll, conllu = tmp_path / "a.txt", tmp_path / "a.conllu"
+    conll.write_text("\ufeffMelbourne NP B-LOC\n", encoding="utf-8")
+    assert read_conll(conll) == ([[("Melbourne", "NP")]], [["B-LOC"]])
+    conllu.write_text("\ufeff1\t上海\t_\tPROPN\t_\t_\t0\troot\t_\t_\n", encoding="utf-8")
+    assert read_conllu(conllu) == [["上海"]]
+
+
 def test_demo_command_runs():
     out = subprocess.run([sys.executable, "-m", "skcrf", "demo"], capture_output=True,
                          text=True, timeout=600)

@@ -150,6 +150,13 @@ def test_reduplication_features_only_inside_the_sentence():
     assert list(f.get_feature_names_out()).count("C[-1]=C[0]") == 1
 
 
+def test_character_classes_know_traditional_forms():
+    from skcrf._cws_features import cws_class
+
+    # a corpus in traditional characters (the segmenter's defaults may meet one)
+    assert [cws_class(c) for c in "兩两時时號号"] == ["digit"] * 2 + ["date"] * 4
+
+
 def test_dictionary_matches_do_not_cross_sentences():
     f = only(dictionary=["海上"])
     X = f.fit_transform(["上海", "上海"])

@@ -34,6 +34,9 @@ def test_read_segmented(tmp_path):
     p = tmp_path / "seg.txt"
     p.write_text("上海  推 迎\u3000奥运\n\n 本报讯\t日前 \n", encoding="utf-8")
     assert read_segmented(p) == [["上海", "推", "迎", "奥运"], ["本报讯", "日前"]]
+    # a byte-order mark (some SIGHAN files start with one) is not part of the first word
+    p.write_text("\ufeff上海  推\n", encoding="utf-8")
+    assert read_segmented(p) == [["上海", "推"]]
 
 
 def test_word_start_proba():

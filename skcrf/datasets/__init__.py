@@ -26,7 +26,7 @@ def load_sample_cws():
     return read_segmented(SAMPLE_CWS_PATH)
 
 
-def read_conllu(path, columns=("form",), encoding="utf-8"):
+def read_conllu(path, columns=("form",), encoding="utf-8-sig"):
     """Read a CoNLL-U file.
 
     Parameters
@@ -73,7 +73,7 @@ def read_conllu(path, columns=("form",), encoding="utf-8"):
     return sents
 
 
-def read_conll(path, encoding="utf-8", skip_docstart=True):
+def read_conll(path, encoding="utf-8-sig", skip_docstart=True):
     """Read a CoNLL column file (CoNLL-2000/2002/2003 style).
 
     One token a line, columns separated by whitespace, the label in the last
