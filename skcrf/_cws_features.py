@@ -68,10 +68,18 @@ def _normalised(ch):
     return c
 
 
-def _per_char(units, fn):
+def _per_char(units, fn, memo):
+    """``fn`` of every character, computed once per distinct character and
+    remembered in ``memo`` (code point -> value) across calls: a Python call
+    per character type is most of the cost of these sources."""
     cps = units.ids[0]
     uniq, inv = unique_inverse(cps)
-    vals = np.array([fn(chr(c)) for c in uniq], dtype=np.int64)
+    vals = np.empty(uniq.size, dtype=np.int64)
+    for i, c in enumerate(uniq.tolist()):
+        v = memo.get(c)
+        if v is None:
+            v = memo[c] = fn(chr(c))
+        vals[i] = v
     return vals[inv.reshape(-1)] if cps.size else cps
 
 
@@ -80,14 +88,17 @@ def _require_chars(units, what):
         raise ValueError(f"{what} features need character input (each sequence a str).")
 
 
+_CLASS_MEMO, _NORM_MEMO = {}, {}
+
+
 def _read_class(units):
     _require_chars(units, "character class")
-    return _per_char(units, lambda c: CWS_CLASSES.index(cws_class(c)) + 1)
+    return _per_char(units, lambda c: CWS_CLASSES.index(cws_class(c)) + 1, _CLASS_MEMO)
 
 
 def _read_norm(units):
     _require_chars(units, "normalised character")
-    return _per_char(units, lambda c: ord(_normalised(c)))
+    return _per_char(units, lambda c: ord(_normalised(c)), _NORM_MEMO)
 
 
 def _read_same(units, k):
