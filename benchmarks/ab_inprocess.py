@@ -165,5 +165,6 @@ def compare_predict(args, names, machine):
     print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; same predictions: {same}")
     report_pairs(a, b, digits=2)
 
+
 if __name__ == "__main__":
     main()
