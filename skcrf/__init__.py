@@ -5,33 +5,22 @@ Public names are imported on first use, so that ``import skcrf`` (and the
 starts fast.
 """
 
-from importlib import import_module
-
+from ._lazy import lazy_exports
 from ._version import __version__
 
-_LAZY = {
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "LinearChainCRF": "._crf",
-    "SequenceFeaturizer": "._featurizer",
-    "SequenceDictVectorizer": "._dict_vectorizer",
+    "SequenceFeaturizer": ".feature_extraction._featurizer",
+    "SequenceDictVectorizer": ".feature_extraction._dict_vectorizer",
     "Sequences": "._sequences",
-    "WordSegmenter": "._segmenter",
+    "WordSegmenter": ".segmentation._segmenter",
     "allowed_transitions": "._constraints",
     "repair_tags": "._constraints",
     "tags_to_spans": ".metrics",
-    "load_model": "._model_io",
-    "save_model": "._model_io",
-}
-
-__all__ = sorted(_LAZY) + ["__version__"]
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'skcrf' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    "load_model": ".io._estimators",
+    "save_model": ".io._estimators",
+    "read_model": ".io._model",
+    "ModelFileError": ".exceptions",
+    "SkcrfVersionWarning": ".exceptions",
+})
+__all__ = __all__ + ["__version__"]

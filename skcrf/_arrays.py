@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ONE", "all_ones", "KernelArrays", "Weights", "boundary_masks", "sequence_of", "raise_if_no_path"]
-
+__all__ = ["ONE", "all_ones", "KernelArrays", "Weights", "boundary_masks", "sequence_of",
+           "token_positions", "raise_if_no_path"]
 
 #: the ``data`` of binary features: one value, 1.0, for every non-zero
 #: (left writeable: Numba compiles read-only arrays as another type; nothing
@@ -59,6 +59,14 @@ def boundary_masks(offsets):
     last = np.zeros(n_tokens, dtype=bool)
     last[ends[nonempty] - 1] = True
     return first, last
+
+
+def token_positions(offsets):
+    """Sequence index, length and position within it of every token."""
+    lengths = np.diff(offsets)
+    seq = np.repeat(np.arange(lengths.size), lengths)
+    pos = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[:-1][seq]
+    return seq, lengths[seq], pos
 
 
 def sequence_of(offsets, positions):

@@ -1,10 +1,11 @@
 """LinearChainCRF: the estimator (parameters, fit, predict*, inspection).
 
-What it delegates: the parameter layout to :mod:`skcrf._layout`, the data
-term to :mod:`skcrf._objective`, the penalty to :mod:`skcrf._penalty`, the
-optimiser to :mod:`skcrf._optimize`, every prediction to the pure functions
-of :mod:`skcrf._inference`, threads to :mod:`skcrf._parallel` and tag-scheme
-constraints to :mod:`skcrf._constraints`.
+What it delegates: the parameter layout to :mod:`skcrf._training.layout`,
+the data term to :mod:`skcrf._training.loss`, the penalty to
+:mod:`skcrf._training.penalty`, the optimiser to
+:mod:`skcrf._training.optimize`, every prediction to the pure functions of
+:mod:`skcrf._inference`, threads to :mod:`skcrf._kernels.parallel` and
+tag-scheme constraints to :mod:`skcrf._constraints`.
 """
 
 from numbers import Integral, Real
@@ -15,26 +16,25 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
+from ._arrays import Weights, sequence_of
 from ._constraints import check_labels_allowed, constraint_masks
-from ._early_stopping import HeldOutMonitor, split_validation
-from ._layout import build_layout, count_pairs
-from ._objective import CRFLoss, Objective, trim_heap
-from ._optimize import minimize_lbfgs, minimize_owlqn
-from ._parallel import resolve_n_threads
-from ._penalty import ElasticNet
+from ._inspection import top_state_features, transition_table
+from ._kernels.parallel import resolve_n_threads
 from ._persistence import VersionedPickleMixin
-from ._sequences import sequence_of
 from ._sklearn_compat import Interval, StrOptions, _fit_context
+from ._tag_schemes import SCHEME_NAMES
+from ._training.early_stopping import HeldOutMonitor, split_validation
+from ._training.layout import build_layout, count_pairs
+from ._training.loss import CRFLoss, Objective, trim_heap
+from ._training.optimize import minimize_lbfgs, minimize_owlqn, minimize_scipy
+from ._training.penalty import ElasticNet
 from ._validation import check_labels, check_sample_weight, check_sequences
 
 __all__ = ["LinearChainCRF"]
 
-_SCHEME_NAMES = {"BIO", "IOB2", "BIOES", "IOBES", "BIOUL", "BILOU", "BMES", "BB2B3MES",
-                 "BI"}
-
 
 class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
-    r"""Linear-chain conditional random field trained by L2-penalised likelihood.
+    r"""Linear-chain conditional random field trained by penalised likelihood.
 
     The model scores a label sequence :math:`y` for token features
     :math:`x_1 \dots x_T` as
@@ -45,11 +45,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
                   + b_{y_1} + e_{y_T}
 
     with :math:`p(y \mid x) = \exp s(x, y) / Z(x)`. Training minimises
-    :math:`-\sum_i w_i \log p(y_i \mid x_i) + c_2 \lVert\theta\rVert^2` (the
-    objective of CRFsuite with ``c1=0``) with L-BFGS (L-BFGS-B's iterations,
-    compiled and threaded, :mod:`skcrf._optimize`); the kernels
-    (forward-backward, gradient, Viterbi) are Numba functions that run in
-    parallel over sequences.
+    :math:`-\sum_i w_i \log p(y_i \mid x_i) + c_1 \lVert\theta\rVert_1 + c_2
+    \lVert\theta\rVert^2` (CRFsuite's objective) with L-BFGS (``c1 = 0``;
+    L-BFGS-B's iterations, compiled and threaded) or OWL-QN (``c1 > 0``); the
+    kernels (forward-backward, gradient, Viterbi) are Numba functions that
+    run in parallel over sequences.
 
     Parameters
     ----------
@@ -63,6 +63,16 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     c2 : float, default=1.0
         Coefficient of the squared L2 norm of all weights. The same value as
         CRFsuite's ``c2`` gives the same optimum.
+    solver : {"lbfgs", "scipy"}, default="lbfgs"
+        ``"lbfgs"``: skcrf's L-BFGS, the iterations of scipy's L-BFGS-B
+        (same directions, same Moré–Thuente line search and constants; tested
+        iterate for iterate) with the vector algebra compiled and threaded and
+        the history in float32: several times cheaper per iteration on large
+        models, about half the optimiser's memory. ``"scipy"``: scipy's
+        ``minimize(method="L-BFGS-B")`` on the same objective (one thread,
+        float64 history): the reference, e.g. to check a result. Both stop by
+        the same rule and reach the same optimum. ``c1 > 0`` needs
+        ``"lbfgs"`` (OWL-QN).
     max_iter : int, default=1000
         Maximum number of L-BFGS iterations. A ``ConvergenceWarning`` is
         emitted when it is reached.
@@ -167,6 +177,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     _parameter_constraints = {
         "c1": [Interval(Real, 0, None, closed="left")],
         "c2": [Interval(Real, 0, None, closed="left")],
+        "solver": [StrOptions({"lbfgs", "scipy"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "all_possible_states": ["boolean"],
@@ -175,7 +186,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
-        "constraints": [None, StrOptions(_SCHEME_NAMES), list, tuple, set, frozenset],
+        "constraints": [None, StrOptions(set(SCHEME_NAMES)), list, tuple, set, frozenset],
         "decoding": [StrOptions({"viterbi", "marginal"})],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
@@ -189,6 +200,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         *,
         c1=0.0,
         c2=1.0,
+        solver="lbfgs",
         max_iter=1000,
         tol=1e-5,
         all_possible_states=False,
@@ -207,6 +219,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     ):
         self.c1 = c1
         self.c2 = c2
+        self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
         self.all_possible_states = all_possible_states
@@ -243,10 +256,12 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         """
         return self._fit(X, y, sample_weight)
 
-    def _fit(self, X, y, sample_weight=None, held_out=None, scoring=None):
+    def _fit(self, X, y, sample_weight=None, held_out=None, scoring=None, callback=None):
         """``fit``, optionally scoring given held-out data ``(X_dev, y_dev)``
         after every iteration without stopping on it (the command line's
-        ``--dev``): its scores go to ``validation_scores_``."""
+        ``--dev``): its scores go to ``validation_scores_``; ``callback(record,
+        theta)`` after every iteration (the CRFsuite-style training log of
+        :mod:`skcrf.compat`)."""
         seqs = check_sequences(X)
         if len(seqs) == 0:
             raise ValueError("X is empty: need at least one sequence to fit.")
@@ -296,7 +311,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
                 clone(self), *held_out, classes, layout,
                 scoring if report_only else self.scoring,
                 self.max_iter + 1 if report_only else self.n_iter_no_change, n_threads)
-        return self._fit_terms([loss], layout, classes, monitor, keep_best=not report_only)
+        return self._fit_terms([loss], layout, classes, monitor, keep_best=not report_only,
+                               callback=callback)
 
     def _layout(self, counts, masks):
         """The parameter layout of a fit from its (summed) pair counts."""
@@ -331,10 +347,14 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         # the optimiser's vector algebra runs on the fit's threads (a cluster
         # fit's driver holds only the weights: its threads are the local ones)
         if penalty.c1 > 0:
+            if self.solver == "scipy":
+                raise ValueError("solver='scipy' minimises the L2 objective only; "
+                                 "c1 > 0 needs solver='lbfgs' (OWL-QN).")
             result = minimize_owlqn(objective, theta0, c1=penalty.c1,
                                     n_threads=self._n_threads(), **common)
         else:
-            result = minimize_lbfgs(objective, theta0, n_threads=self._n_threads(), **common)
+            minimize = minimize_scipy if self.solver == "scipy" else minimize_lbfgs
+            result = minimize(objective, theta0, n_threads=self._n_threads(), **common)
         theta, objective_value, best = result.x, result.fun, result.n_iter
         if monitor is not None and monitor.best_theta is not None and keep_best:
             theta, objective_value = monitor.best_theta, monitor.best_objective
@@ -389,7 +409,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     # -------------------------------------------------------------- predict
     def _weights(self):
-        return inference.Weights.from_arrays(self.coef_.T, self.transition_coef_,
+        return Weights.from_arrays(self.coef_.T, self.transition_coef_,
                                              self.start_coef_, self.end_coef_)
 
     def _arrays(self, X):
@@ -414,11 +434,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         return _split(labels.tolist(), arrays.offsets)
 
     def _predict_indices(self, arrays):
-        if self.decoding == "marginal":
-            P, _ = inference.marginals(arrays, self._weights(), self._n_threads())
-            return np.argmax(P, axis=1) if P.size else np.zeros(0, np.int64)
-        labels, _ = inference.viterbi(arrays, self._weights(), self._n_threads())
-        return labels
+        return inference.predict_indices(arrays, self._weights(), self.decoding,
+                                         self._n_threads())
 
     def predict_marginals(self, X):
         """Marginal probability of each label at each position.
@@ -457,21 +474,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (Integral, np.integer)) \
                 or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}.")
-        arrays = self._arrays(X)
-        k_eff, need = inference.topk_capacity(arrays, self.classes_.size, int(k))
-        if need > inference.TOPK_MAX_BYTES:
-            raise ValueError(
-                f"predict_topk(k={k}) would need about {need / 2**30:.1f} GiB of work "
-                f"arrays for these {arrays.n_sequences} sequences; use a smaller k "
-                "or fewer sequences per call."
-            )
-        weights, n_threads = self._weights(), self._n_threads()
-        paths, scores, count = inference.topk(arrays, weights, k_eff, n_threads)
-        _, log_z = inference.marginals(arrays, weights, n_threads)
-        labels = self.classes_[paths].T.tolist() if paths.size else [[] for _ in range(k_eff)]
-        off = arrays.offsets
-        return [[(labels[q][off[s]:off[s + 1]], float(scores[s, q] - log_z[s]))
-                 for q in range(count[s])] for s in range(arrays.n_sequences)]
+        return inference.topk_sequences(self._arrays(X), self._weights(), k,
+                                        self._n_threads(), labels=self.classes_)
 
     def predict_log_proba_sequences(self, X, y):
         """log p(y | x) of given label sequences (for reranking, or to check a model).
@@ -538,37 +542,15 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             ``label -> [(feature_name, weight), ...]``, strongest first.
         """
         check_is_fitted(self)
-        if k is not None and (isinstance(k, (bool, np.bool_))
-                              or not isinstance(k, (Integral, np.integer)) or k < 1):
-            raise ValueError(f"k must be a positive int or None, got {k!r}.")
-        if feature_names is None:
-            feature_names = np.arange(self.n_features_in_)
-        feature_names = np.asarray(feature_names)
-        if feature_names.shape != (self.n_features_in_,):
-            raise ValueError(
-                f"feature_names has shape {feature_names.shape}; expected "
-                f"({self.n_features_in_},)."
-            )
-        out = {}
-        for lab, w in zip(self.classes_.tolist(), self.coef_):
-            order = np.argsort(w if negative else -w, kind="stable")
-            order = order[(w[order] < 0) if negative else (w[order] > 0)][:k]
-            out[lab] = [(feature_names[i].item() if hasattr(feature_names[i], "item")
-                         else feature_names[i], float(w[i])) for i in order]
-        return out
+        return top_state_features(self.classes_, self.coef_, feature_names, k, negative)
 
     @property
     def transitions_(self):
         """Transition weights as a labelled table ``{from_label: {to_label: weight}}``,
         with ``"<start>"`` / ``"<end>"`` rows and columns for the start / end weights."""
         check_is_fitted(self)
-        labels = self.classes_.tolist()
-        table = {a: {b: float(self.transition_coef_[i, j]) for j, b in enumerate(labels)}
-                 for i, a in enumerate(labels)}
-        table["<start>"] = {b: float(w) for b, w in zip(labels, self.start_coef_)}
-        for a, w in zip(labels, self.end_coef_):
-            table[a]["<end>"] = float(w)
-        return table
+        return transition_table(self.classes_, self.transition_coef_, self.start_coef_,
+                                self.end_coef_)
 
     # ------------------------------------------------------------ pickling
     def __getstate__(self):

@@ -1,10 +1,18 @@
-"""Inference as pure functions: Viterbi, marginals with log Z, exact k-best, path scores.
+"""The one decoding path: Viterbi, marginals, exact k-best and path scores.
 
-Each function takes the sequences' kernel arrays
-(:class:`skcrf._sequences.KernelArrays`), the weights as a :class:`Weights`
-and a thread count, and returns arrays. None of them knows about the
-estimator: ``LinearChainCRF`` calls them with its fitted weights, and early
-stopping or a remote evaluation can call them with any other weights.
+Every prediction in skcrf — :class:`~skcrf.LinearChainCRF`'s ``predict*``,
+:class:`~skcrf.WordSegmenter`, model files (:mod:`skcrf.io`) and the command
+line — goes through the pure functions of this module. Each takes the
+sequences' :class:`~skcrf._arrays.KernelArrays`, the weights as a
+:class:`~skcrf._arrays.Weights` and a thread count, and returns arrays; none
+knows about estimators.
+
+Two engines compute them (:data:`ENGINES`): ``"numba"``, the compiled
+kernels (:mod:`skcrf._kernels.inference`), and ``"numpy"``
+(:mod:`skcrf._numpy_inference`: Viterbi and marginals only, one thread, the
+same label paths and scores), which lets the command line tag a few
+sentences without paying Numba's start-up. This module imports NumPy only;
+an engine is imported the first time it is used.
 
 A sequence for which the weights allow no label path at all (only possible
 with -inf transitions, i.e. constraints that no path of its length can
@@ -12,42 +20,28 @@ satisfy) makes every function raise a :class:`ValueError` naming it.
 """
 
 import math
+from importlib import import_module
+
 import numpy as np
 
-from . import _kernels as K
-from ._arrays import Weights, raise_if_no_path
-from ._parallel import chunk_bounds, order_by_length, run_chunks
+__all__ = ["ENGINES", "TOPK_MAX_BYTES", "viterbi", "marginals", "predict_indices",
+           "path_scores", "topk", "topk_capacity", "topk_sequences"]
 
-__all__ = ["Weights", "viterbi", "marginals", "topk", "path_scores", "exp_transitions",
-           "TOPK_MAX_BYTES"]
+#: engine name -> module implementing ``viterbi`` / ``marginals`` (and, for
+#: "numba", ``topk`` / ``path_scores``) with the signatures below
+ENGINES = {"numba": "._kernels.inference", "numpy": "._numpy_inference"}
 
 #: predict_topk refuses a k whose work arrays would exceed this many bytes
 TOPK_MAX_BYTES = 2 ** 30
 
 
-def exp_transitions(A, start, end):
-    """Shifted exponentials of the transition, start and end weights.
-
-    Returns ``expA, exp_start, exp_end, shifts`` with
-    ``shifts = (start_shift, end_shift, transition_shift)`` the maxima that were
-    subtracted before ``exp`` (so large weights cannot overflow).
-    """
-    def shifted(a):
-        finite = a[np.isfinite(a)]
-        m = float(finite.max()) if finite.size else 0.0
-        return np.exp(a - m), m  # exp(-inf) = 0: a forbidden transition
-
-    expA, sa = shifted(A)
-    exp_start, ss = shifted(start)
-    exp_end, se = shifted(end)
-    return expA, exp_start, exp_end, np.array([ss, se, sa])
+def _engine(name):
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {sorted(ENGINES)}, got {name!r}.")
+    return import_module(ENGINES[name], __package__)
 
 
-def _bounds(arrays, n_labels, n_threads):
-    return chunk_bounds(arrays.offsets, arrays.indptr, n_labels, n_threads)
-
-
-def viterbi(arrays, weights, n_threads=1):
+def viterbi(arrays, weights, n_threads=1, engine="numba"):
     """Most probable label path of every sequence.
 
     Returns
@@ -57,17 +51,10 @@ def viterbi(arrays, weights, n_threads=1):
     scores : ndarray of shape (n_sequences,)
         Score of each best path (0 for an empty sequence).
     """
-    out = np.zeros(arrays.n_tokens, dtype=np.int64)
-    best = np.zeros(arrays.n_sequences)
-    bounds = _bounds(arrays, weights.n_labels, n_threads)
-    order = order_by_length(arrays.offsets, bounds)
-    run_chunks(K._viterbi_chunk, K._viterbi_parallel, bounds, n_threads, order,
-               *arrays, *weights, out, best)
-    raise_if_no_path(np.isneginf(best), arrays.offsets)
-    return out, best
+    return _engine(engine).viterbi(arrays, weights, n_threads)
 
 
-def marginals(arrays, weights, n_threads=1):
+def marginals(arrays, weights, n_threads=1, engine="numba"):
     """Node marginals and log partition function of every sequence.
 
     Returns
@@ -77,16 +64,19 @@ def marginals(arrays, weights, n_threads=1):
     log_z : ndarray of shape (n_sequences,)
         log Z(x) (0 for an empty sequence).
     """
-    L = weights.n_labels
-    expA, exp_start, exp_end, shifts = exp_transitions(weights.A, weights.start,
-                                                       weights.end)
-    P = np.zeros((arrays.n_tokens, L))
-    log_z = np.zeros(arrays.n_sequences)
-    bounds = _bounds(arrays, L, n_threads)
-    run_chunks(K._marginals_chunk, K._marginals_parallel, bounds, n_threads,
-               *arrays, *weights, expA, exp_start, exp_end, shifts, P, log_z)
-    raise_if_no_path(np.isneginf(log_z), arrays.offsets)
-    return P, log_z
+    return _engine(engine).marginals(arrays, weights, n_threads)
+
+
+def predict_indices(arrays, weights, decoding="viterbi", n_threads=1, engine="numba"):
+    """Label index of every token: the Viterbi path (``decoding="viterbi"``)
+    or each token's most probable label under the marginals
+    (``"marginal"``, which maximises the expected number of correct tokens)."""
+    if decoding == "marginal":
+        P, _ = marginals(arrays, weights, n_threads, engine)
+        return np.argmax(P, axis=1) if P.size else np.zeros(0, np.int64)
+    if decoding != "viterbi":
+        raise ValueError(f"decoding must be 'viterbi' or 'marginal', got {decoding!r}.")
+    return viterbi(arrays, weights, n_threads, engine)[0]
 
 
 def path_scores(arrays, weights, y, n_threads=1):
@@ -95,24 +85,7 @@ def path_scores(arrays, weights, y, n_threads=1):
     ``y`` (int64, n_tokens) holds label indices. -inf for a path that uses a
     forbidden transition, 0 for an empty sequence.
     """
-    out = np.zeros(arrays.n_sequences)
-    bounds = _bounds(arrays, weights.n_labels, n_threads)
-    run_chunks(K._path_scores_chunk, K._path_scores_parallel, bounds, n_threads,
-               *arrays, *weights, np.ascontiguousarray(y, dtype=np.int64), out)
-    return out
-
-
-def topk_capacity(arrays, n_labels, k):
-    """``min(k, number of label paths of the longest sequence)``, and the bytes
-    the k-best search needs for it."""
-    lengths = np.diff(arrays.offsets)
-    max_t = int(lengths.max()) if lengths.size else 0
-    if n_labels > 1 and max_t * math.log(n_labels) < math.log(k):
-        k = max(1, int(round(n_labels ** max_t)))
-    elif n_labels <= 1:
-        k = 1
-    need = k * (arrays.n_tokens * 8 + arrays.n_sequences * 8 + max_t * n_labels * 16)
-    return k, need
+    return _engine("numba").path_scores(arrays, weights, y, n_threads)
 
 
 def topk(arrays, weights, k, n_threads=1):
@@ -130,11 +103,43 @@ def topk(arrays, weights, k, n_threads=1):
     Among equal scores, the path whose labels come first in label order,
     compared from the last token backwards, comes first.
     """
-    paths = np.zeros((arrays.n_tokens, k), dtype=np.int64)
-    scores = np.full((arrays.n_sequences, k), -np.inf)
-    count = np.zeros(arrays.n_sequences, dtype=np.int64)
-    bounds = _bounds(arrays, weights.n_labels, n_threads)
-    run_chunks(K._topk_chunk, K._topk_parallel, bounds, n_threads,
-               *arrays, *weights, k, paths, scores, count)
-    raise_if_no_path(count == 0, arrays.offsets)
-    return paths, scores, count
+    return _engine("numba").topk(arrays, weights, k, n_threads)
+
+
+def topk_capacity(arrays, n_labels, k):
+    """``min(k, number of label paths of the longest sequence)``, and the bytes
+    the k-best search needs for it."""
+    lengths = np.diff(arrays.offsets)
+    max_t = int(lengths.max()) if lengths.size else 0
+    if n_labels > 1 and max_t * math.log(n_labels) < math.log(k):
+        k = max(1, int(round(n_labels ** max_t)))
+    elif n_labels <= 1:
+        k = 1
+    need = k * (arrays.n_tokens * 8 + arrays.n_sequences * 8 + max_t * n_labels * 16)
+    return k, need
+
+
+def topk_sequences(arrays, weights, k, n_threads=1, labels=None):
+    """The k most probable label paths of every sequence with their log
+    probabilities: for each sequence a list of up to k pairs
+    ``(labels, log p(path | x))``, most probable first; ``labels`` maps label
+    indices to the labels returned (default: the indices).
+
+    Refuses (``ValueError``) a k whose work arrays would pass
+    :data:`TOPK_MAX_BYTES`.
+    """
+    k_eff, need = topk_capacity(arrays, weights.n_labels, int(k))
+    if need > TOPK_MAX_BYTES:
+        raise ValueError(
+            f"the {k} best paths would need about {need / 2**30:.1f} GiB of work "
+            f"arrays for these {arrays.n_sequences} sequences; use a smaller k "
+            "or fewer sequences per call."
+        )
+    paths, scores, count = topk(arrays, weights, k_eff, n_threads)
+    _, log_z = marginals(arrays, weights, n_threads)
+    if labels is not None:
+        paths = np.asarray(labels, dtype=object)[paths]
+    by_rank = paths.T.tolist() if paths.size else [[] for _ in range(k_eff)]
+    off = arrays.offsets
+    return [[(by_rank[q][off[s]:off[s + 1]], float(scores[s, q] - log_z[s]))
+             for q in range(count[s])] for s in range(arrays.n_sequences)]

@@ -3,10 +3,7 @@
 import warnings
 
 from ._version import __version__
-
-
-class SkcrfVersionWarning(UserWarning):
-    """A model was pickled by another skcrf version than the one loading it."""
+from .exceptions import SkcrfVersionWarning
 
 
 class VersionedPickleMixin:

@@ -214,7 +214,7 @@ class Sequences:
             return KernelArrays(indptr, indices, ONE, self.offsets)
         X = self.X
         # values that are all 1 are binary features: the kernels then read
-        # no values (measured faster: no multiply, no stream of values)
+        # no values (no multiply, no stream of values to read)
         data = ONE if X.data.size and all_ones(X.data) else \
             np.ascontiguousarray(X.data, dtype=np.float64)
         return KernelArrays(np.ascontiguousarray(X.indptr, dtype=np.int64),

@@ -4,6 +4,11 @@ When scikit-learn moves them, only this file changes.
 """
 
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import (
+                                             Interval,
+                                             InvalidParameterError,
+                                             StrOptions,
+                                             validate_params,
+)
 
-__all__ = ["_fit_context", "Interval", "StrOptions", "validate_params"]
+__all__ = ["_fit_context", "Interval", "InvalidParameterError", "StrOptions", "validate_params"]

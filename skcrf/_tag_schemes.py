@@ -6,8 +6,8 @@ inside, ``E`` end, ``S`` single, ``O`` outside. A tag is ``PREFIX-TYPE``
 ``S``, whose type is ``""``).
 """
 
-__all__ = ["SCHEMES", "canonical", "roles", "split_tag", "parse_labels", "open_ended",
-           "word_tags", "successors"]
+__all__ = ["SCHEMES", "SCHEME_NAMES", "canonical", "roles", "split_tag", "parse_labels",
+           "open_ended", "word_tags", "successors"]
 
 # scheme -> prefix -> role
 SCHEMES = {
@@ -28,6 +28,8 @@ _SUCCESSORS = {
                  "S": {"B", "S", "<end>"}},
 }
 _ALIASES = {"IOB2": "BIO", "IOBES": "BIOES", "BILOU": "BIOUL"}
+#: every name a scheme may be given by (aliases included)
+SCHEME_NAMES = frozenset(SCHEMES) | frozenset(_ALIASES)
 # schemes without an end tag: a chunk ends wherever the next one starts
 _OPEN_ENDED = {"BIO", "BI"}
 

@@ -189,9 +189,17 @@ def _label_kind(tp):
 
 
 def check_sample_weight(sample_weight, n_sequences):
+    """One finite, non-negative weight per sequence (ones when None).
+
+    Weights above :data:`MAX_SAMPLE_WEIGHT` are refused: the weighted
+    likelihood would overflow (only the weights' scale relative to the
+    penalty matters, so scale them down)."""
     if sample_weight is None:
         return np.ones(n_sequences)
-    w = np.asarray(sample_weight, dtype=np.float64)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must hold numbers, one per sequence ({exc}).") from None
     if w.shape != (n_sequences,):
         raise ValueError(
             f"sample_weight must have one weight per sequence, shape "
@@ -202,4 +210,16 @@ def check_sample_weight(sample_weight, n_sequences):
         raise ValueError(
             f"sample_weight[{i}] = {w[i]}: weights must be finite and >= 0."
         )
+    if (w > MAX_SAMPLE_WEIGHT).any():
+        i = int(np.argmax(w))
+        raise ValueError(
+            f"sample_weight[{i}] = {w[i]:g} is too large: the weighted likelihood would "
+            f"overflow; scale the weights down (they act relative to c1 / c2), below "
+            f"{MAX_SAMPLE_WEIGHT:g}."
+        )
     return w
+
+
+#: larger sequence weights would overflow the objective (log Z of a long
+#: sequence times the weight, summed over sequences)
+MAX_SAMPLE_WEIGHT = 1e100

@@ -6,17 +6,20 @@ Needs the ``dask`` extra (``pip install "skcrf[dask]"``: ``dask[distributed]``).
 + ``LinearChainCRF`` pipeline on a ``dask.bag.Bag`` of ``(sequence, labels)``
 pairs, each partition staying on the worker that holds it:
 
-1. every partition counts its feature keys (hashed template instances, or
-   feature-dict items) and its labels; the counts are summed in a tree
-   reduction on the cluster: the vocabulary and the classes;
+1. every partition checks its records as a local fit checks its input
+   (errors name the record's index in the bag) and fits the vocabulary of
+   its text (a :class:`~skcrf.feature_extraction.FittedVocabulary`, or
+   feature-dict counts); these are merged in a tree reduction on the
+   cluster (:meth:`FittedVocabulary.merge`: the same vocabulary step as a
+   local fit): the vocabulary; the labels give the classes;
 2. every partition featurises its sequences with that vocabulary and counts
    its (feature, label) pairs; the pair counts are summed the same way: the
    parameter layout, built on the driver;
-3. every partition keeps a :class:`skcrf._objective.CRFLoss` of its data;
+3. every partition keeps a :class:`skcrf._training.loss.CRFLoss` of its data;
    per evaluation of the objective only the weights go out (scattered once
    to every worker) and each partition's ``(loss, gradient)`` comes back,
    summed in a tree reduction; the penalty is added once on the driver,
-   where scipy's L-BFGS-B runs.
+   where the optimiser runs (skcrf's L-BFGS, or OWL-QN with ``c1``).
 
 The result is the ordinary fitted ``Pipeline`` (no Dask needed to predict or
 pickle it), with the same features, the same parameter layout and the same
@@ -30,7 +33,25 @@ partition by partition. :func:`warm_up` loads (or compiles) the kernels on
 every worker before the first real task.
 """
 
+import re
+
 import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+
+from ._constraints import constraint_masks
+from ._crf import LinearChainCRF
+from ._training.layout import count_pairs
+from ._training.loss import CRFLoss
+from ._validation import check_labels
+from .feature_extraction._dict_vectorizer import (
+    SequenceDictVectorizer,
+    count_items,
+    merge_item_counts,
+)
+from .feature_extraction._featurizer import SequenceFeaturizer
+from .feature_extraction._units import read_units
+from .feature_extraction._vocabulary import FittedVocabulary
 
 __all__ = ["fit_pipeline", "predict_bag", "warm_up"]
 
@@ -63,104 +84,76 @@ def _tree(client, futures, combine):
 
 
 # ------------------------------------------------------------ featurizer side
-def _split_pairs(part):
+def _records(part, start):
+    """A partition's records as ``(X, y)``, each checked as a local fit checks
+    its input; errors name the record's index in the whole bag (the
+    partition's records start at ``start``)."""
     part = list(part)
+    for i, rec in enumerate(part):
+        if not isinstance(rec, (tuple, list)) or len(rec) != 2:
+            raise ValueError(f"record {start + i} of the bag is {type(rec).__name__} "
+                             f"{_short(rec)}; each record must be a (sequence, labels) pair.")
     X = [x for x, _ in part]
-    y = [list(lab) for _, lab in part]
+    y = [lab for _, lab in part]
     return X, y
 
 
-def _template_keys(featurizer, X):
-    """Units, template set and keys of a partition (a featurizer's templates)."""
-    from ._units import read_units
-
-    units = read_units(X)
-    templates = featurizer._make_templates(units)
-    return units, templates, templates.keys(units, fitting=True)
+def _short(v):
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
 
 
-def _partition_stats(featurizer, part):
-    """Feature keys of a partition with counts and first positions; labels."""
-    from ._dict_vectorizer import SequenceDictVectorizer, _scan, _Vocabulary
-    from ._units import read_units
-
-    X, y = _split_pairs(part)
-    labels = sorted({lab for seq in y for lab in seq}, key=repr)
-    if isinstance(featurizer, SequenceDictVectorizer):
-        vocab = _Vocabulary({}, grow=True)
-        scanned = _scan(X, vocab)
-        counts = np.bincount(scanned.indices + 1, minlength=len(vocab.keys) + 1)[1:]
-        return {"kind": "dict", "keys": vocab.keys, "counts": counts, "labels": labels,
-                "n_sequences": len(X), "n_tokens": sum(map(len, X))}
-    units = read_units(X)
-    templates = featurizer._make_templates(units)
-    index = templates.index(units, fitting=True)
-    return {"kind": "templates", "keys": index.keys, "counts": index.counts,
-            "first": index.first, "n_slots": templates.n_slots,
-            "labels": labels, "n_sequences": units.n_sequences, "n_tokens": units.n_tokens,
-            "input_kind": units.kind, "n_columns": units.n_columns}
+def _in_bag(exc, start):
+    """``exc`` with the sequence indices of its message (``X[i]``, ``y[i]``)
+    made indices in the whole bag."""
+    if start:
+        msg = re.sub(r"\b([Xy])\[(\d+)\]",
+                     lambda m: f"{m.group(1)}[{int(m.group(2)) + start}]", str(exc))
+        exc = type(exc)(msg)
+    return exc
 
 
-def _merge_dict_stats(a, b):
-    counts = dict(zip(a["keys"], a["counts"].tolist()))
-    keys = list(a["keys"])
-    for k, c in zip(b["keys"], b["counts"].tolist()):
-        if k in counts:
-            counts[k] += c
+def _partition_stats(featurizer, part, start):
+    """Validate a partition; its vocabulary (or feature-dict counts), labels
+    and sizes."""
+    X, y = _records(part, start)
+    try:
+        if isinstance(featurizer, SequenceDictVectorizer):
+            keys, counts = count_items(X)
+            stats = {"kind": "dict", "keys": keys, "counts": counts}
+            lengths = [len(x) for x in X]
         else:
-            counts[k] = c
-            keys.append(k)
-    return {"kind": "dict", "keys": keys, "counts": np.array([counts[k] for k in keys]),
-            "labels": sorted(set(a["labels"]) | set(b["labels"]), key=repr)}
+            units = read_units(X)
+            vocab, _, _ = FittedVocabulary.fit(featurizer._make_templates(units), units)
+            stats = {"kind": "templates", "vocabulary": vocab, "n_tokens": units.n_tokens}
+            lengths = units.lengths
+        flat = check_labels(y, np.asarray(lengths, dtype=np.int64))
+        kind = "str" if flat.dtype.kind == "U" else "int"
+        labels = np.unique(flat)
+    except (TypeError, ValueError) as exc:
+        raise _in_bag(exc, start) from None
+    stats.update(labels=labels, label_kind=kind if flat.size else None,
+                 n_sequences=len(X), start=start)
+    return stats
 
 
-def _merge_template_stats(a, b):
-    """Sum counts; keep the earliest global first position (``a`` precedes ``b``)."""
-    keys = np.concatenate([a["keys"], b["keys"]])
-    counts = np.concatenate([a["counts"], b["counts"]])
-    first = np.concatenate([a["first"], b["first"]])
-    order = np.lexsort((first, keys))
-    keys, counts, first = keys[order], counts[order], first[order]
-    new = np.concatenate([[True], keys[1:] != keys[:-1]])
-    group = np.cumsum(new) - 1
-    return {"kind": "templates", "keys": keys[new],
-            "counts": np.bincount(group, weights=counts).astype(np.int64),
-            "first": first[new], "labels": sorted(set(a["labels"]) | set(b["labels"]),
-                                                  key=repr)}
+def _shift(vocab, n_tokens):
+    return vocab.shifted(n_tokens)
 
 
-def _globalise(stats, row_offset):
-    """Flat first positions of a partition -> positions in the whole corpus."""
-    out = dict(stats)
-    if stats["kind"] == "templates":
-        out["first"] = stats["first"] + row_offset * stats["n_slots"]
-    else:
-        out["counts"] = np.asarray(stats["counts"])
-    return out
+def _merge(a, b):
+    return a.merge(b)
 
 
-def _partition_features(featurizer, part, fitted, owned_first):
-    """A partition's Sequences with the global vocabulary, and the readable
-    codes of the features whose first occurrence it holds."""
-    from ._dict_vectorizer import SequenceDictVectorizer
-
-    X, y = _split_pairs(part)
-    if isinstance(featurizer, SequenceDictVectorizer):
-        return fitted.transform(X), y, None
-    units, templates, keys = _template_keys(fitted, X)
-    seqs = fitted._to_sequences(keys, units)
-    codes = None
-    if owned_first is not None and owned_first.size:
-        rows, slots = np.divmod(owned_first, keys.shape[1])
-        codes = templates.unit_codes(units, rows, slots, keys=keys[rows, slots])
-    return seqs, y, codes
+def _partition_features(fitted, part):
+    """A partition's Sequences in the fitted vocabulary, and its labels."""
+    X, y = _records(part, 0)
+    return fitted.transform(X), y
 
 
 # ------------------------------------------------------------------ CRF side
 def _partition_counts(features, classes, sample_weight=None):
-    from ._layout import count_pairs
-
-    seqs, y, _ = features
+    seqs, y = features
     flat = np.concatenate([np.asarray(s, dtype=object) for s in y]) if y else np.zeros(0)
     idx = np.searchsorted(classes, flat.astype(classes.dtype)).astype(np.int32)
     w = np.ones(len(seqs))
@@ -180,9 +173,7 @@ def _add(a, b):
 
 
 def _make_loss(features, counts_idx, layout, n_threads):
-    from ._objective import CRFLoss
-
-    seqs, _, _ = features
+    seqs, _ = features
     counts, idx = counts_idx
     return CRFLoss(seqs.kernel_arrays(), idx, np.ones(len(seqs)), layout, counts,
                    n_threads=n_threads)
@@ -211,7 +202,6 @@ class _RemoteTerms:
 
     def __call__(self, theta):
         import time
-
         from concurrent.futures import CancelledError
 
         from distributed.comm.core import CommClosedError
@@ -236,7 +226,7 @@ class _RemoteTerms:
                     raise
                 time.sleep(min(2.0 ** attempt, 10.0))
         # what comes off the wire is a read-only buffer; the penalty and
-        # scipy's L-BFGS-B write into the gradient
+        # the optimiser write into the gradient
         grad = np.array(grad, dtype=np.float64, order="C", copy=True)
         self.n_evals += 1
         self.bytes_out += theta.nbytes
@@ -279,98 +269,37 @@ def fit_pipeline(pipeline, corpus, client=None, *, n_threads=1, callback=None):
     ``dictionary_folds=1``). The CRF's ``early_stopping``, ``warm_start``
     and ``sample_weight`` are not supported here.
     """
-    from sklearn.base import clone
-    from sklearn.pipeline import Pipeline
-
-    from ._crf import LinearChainCRF
-    from ._dict_vectorizer import SequenceDictVectorizer
-    from ._featurizer import SequenceFeaturizer
-    from ._constraints import constraint_masks
-
-    if not (isinstance(pipeline, Pipeline) and len(pipeline.steps) == 2
-            and isinstance(pipeline[0], (SequenceFeaturizer, SequenceDictVectorizer))
-            and isinstance(pipeline[-1], LinearChainCRF)):
-        raise TypeError("fit_pipeline takes a Pipeline of a SequenceFeaturizer (or "
-                        "SequenceDictVectorizer) and a LinearChainCRF.")
-    featurizer, crf = pipeline[0], pipeline[-1]
-    if isinstance(featurizer, SequenceFeaturizer):
-        featurizer._validate_params()
-        for stat in ("accessor_variety", "adjacent_pmi"):
-            if getattr(featurizer, stat) not in (None, False):
-                raise ValueError(f"fit_pipeline: {stat} needs statistics over the "
-                                 "whole text at once; fit the featurizer locally.")
-        if featurizer.dictionary is not None and featurizer.dictionary_folds > 1:
-            raise ValueError("fit_pipeline: jackknifed dictionary features "
-                             "(dictionary_folds > 1) are not distributed; set "
-                             "dictionary_folds=1.")
-    if crf.early_stopping or crf.warm_start:
-        raise ValueError("fit_pipeline does not support early_stopping or warm_start.")
-    crf._validate_params()
+    featurizer, crf = _check_pipeline(pipeline)
     client = _client(client)
     parts = client.compute(corpus.to_delayed())        # raw partitions, on the workers
+    sizes = client.gather([client.submit(_length, p, pure=False) for p in parts])
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     blank = clone(featurizer)
-    stats = client.gather([client.submit(_partition_stats, blank, p, pure=False)
-                           for p in parts])
-    if not any(s["n_sequences"] for s in stats):
+    stats_f = [client.submit(_partition_stats, blank, p, int(s), pure=False)
+               for p, s in zip(parts, starts[:-1])]
+    stats = client.gather([client.submit(_summary, f, pure=False) for f in stats_f])
+    if not starts[-1]:
         raise ValueError("The corpus is empty: need at least one sequence to fit.")
-    # 1. vocabulary and classes: a sum of per-partition counts
+    classes = _classes(stats)
+    # 1. the vocabulary: the partitions' vocabularies (or feature counts) merged
+    fitted = clone(featurizer)
     if isinstance(featurizer, SequenceDictVectorizer):
-        merged = stats[0]
-        for s in stats[1:]:
-            merged = _merge_dict_stats(merged, s)
-        keep = np.asarray(merged["counts"]) >= featurizer.min_freq
-        fitted = clone(featurizer)
-        fitted.vocabulary_ = {k: j for j, k in enumerate(
-            k for k, ok in zip(merged["keys"], keep) if ok)}
-        fitted.feature_counts_ = np.asarray(merged["counts"])[keep].astype(np.int64)
-        fitted.n_features_out_ = len(fitted.vocabulary_)
-        owned = [None] * len(parts)
+        merged = _tree(client, [client.submit(_dict_counts, f, pure=False)
+                                for f, st in zip(stats_f, stats) if st["n_sequences"]],
+                       merge_item_counts).result()
+        fitted._set_vocabulary(*merged)
     else:
-        offsets = np.concatenate([[0], np.cumsum([s["n_tokens"] for s in stats])])
-        glob = [_globalise(s, int(o)) for s, o in zip(stats, offsets[:-1])]
-        merged = glob[0]
-        for g in glob[1:]:
-            merged = _merge_template_stats(merged, g)
-        ok = merged["counts"] >= featurizer.min_freq
-        order = np.argsort(merged["first"][ok], kind="stable")
-        vocab_keys = np.ascontiguousarray(merged["keys"][ok][order])
-        first = merged["first"][ok][order]
-        n_slots = stats[0]["n_slots"]
-        rows = first // n_slots
-        owner = np.searchsorted(offsets, rows, side="right") - 1
-        fitted = clone(featurizer)
-        fitted.input_kind_ = stats[0]["input_kind"]
-        fitted.n_columns_ = stats[0]["n_columns"]
-        fitted.n_features_out_ = int(vocab_keys.size)
-        fitted.feature_counts_ = merged["counts"][ok][order]
-        fitted._vocab_keys_ = vocab_keys
-        fitted._feature_slots_ = (first % n_slots).astype(np.int32)
-        owned = [first[owner == p] - offsets[p] * n_slots for p in range(len(parts))]
-    classes = np.unique(np.array([lab for s in stats for lab in s["labels"]]))
-    if classes.size == 0:
-        raise ValueError("The corpus has no labelled token: nothing to learn from.")
-    # 2. features where the data is; the codes of the features each partition saw first
-    feats = [client.submit(_partition_features, blank, p, fitted, o, pure=False)
-             for p, o in zip(parts, owned)]
-    if isinstance(featurizer, SequenceFeaturizer):
-        from ._units import read_units
-
-        first_part = next(p for p, st in zip(parts, stats) if st["n_sequences"])
-        sample_x = client.submit(lambda part: list(part)[0][0], first_part).result()
-        fitted._templates_ = fitted._make_templates(read_units([sample_x]))
-        codes = np.zeros((vocab_keys.size, fitted._templates_.n_parts), dtype=np.int32)
-        strings = []
-        got = client.gather([client.submit(lambda f: f[2], f) for f in feats])
-        for p, c in enumerate(got):
-            if c is None:
-                continue
-            pc, ps = c
-            pc = np.where(pc >= 0, pc + len(strings), pc)
-            codes[owner == p] = pc
-            strings += ps
-        fitted._feature_codes_ = codes
-        fitted._feature_strings_ = strings
-    # 3. pair counts -> layout
+        offsets = np.concatenate([[0], np.cumsum([st["n_tokens"] for st in stats])])
+        shifted = [client.submit(_shift, client.submit(_vocabulary, f, pure=False), int(o),
+                                 pure=False)
+                   for f, o, st in zip(stats_f, offsets[:-1], stats) if st["n_sequences"]]
+        vocab = _tree(client, shifted, _merge).result()
+        vocab = vocab.keep(vocab.counts >= featurizer.min_freq)
+        vocab.first = None
+        fitted._vocabulary_ = vocab
+    del stats_f
+    # 2. features where the data is; pair counts -> layout
+    feats = [client.submit(_partition_features, fitted, p, pure=False) for p in parts]
     counts = [client.submit(_partition_counts, f, classes, pure=False) for f in feats]
     only = [client.submit(_first, c, pure=False) for c in counts]
     total = _tree(client, only, _add).result()
@@ -393,6 +322,64 @@ def fit_pipeline(pipeline, corpus, client=None, *, n_threads=1, callback=None):
     return pipeline
 
 
+def _check_pipeline(pipeline):
+    """``(featurizer, crf)`` of a pipeline ``fit_pipeline`` can fit, with
+    their parameters checked; what it cannot distribute is refused."""
+    if not (isinstance(pipeline, Pipeline) and len(pipeline.steps) == 2
+            and isinstance(pipeline[0], (SequenceFeaturizer, SequenceDictVectorizer))
+            and isinstance(pipeline[-1], LinearChainCRF)):
+        raise TypeError("fit_pipeline takes a Pipeline of a SequenceFeaturizer (or "
+                        "SequenceDictVectorizer) and a LinearChainCRF.")
+    featurizer, crf = pipeline[0], pipeline[-1]
+    featurizer._validate_params()
+    if isinstance(featurizer, SequenceFeaturizer):
+        for stat in ("accessor_variety", "adjacent_pmi"):
+            if getattr(featurizer, stat) not in (None, False):
+                raise ValueError(f"fit_pipeline: {stat} needs statistics over the "
+                                 "whole text at once; fit the featurizer locally.")
+        if featurizer.dictionary is not None and featurizer.dictionary_folds > 1:
+            raise ValueError("fit_pipeline: jackknifed dictionary features "
+                             "(dictionary_folds > 1) are not distributed; set "
+                             "dictionary_folds=1.")
+    if crf.early_stopping or crf.warm_start:
+        raise ValueError("fit_pipeline does not support early_stopping or warm_start.")
+    crf._validate_params()
+    return featurizer, crf
+
+
+def _length(part):
+    return len(part)
+
+
+def _summary(stats):
+    return {k: stats[k] for k in ("labels", "label_kind", "n_sequences", "start")
+            + (("n_tokens",) if stats["kind"] == "templates" else ())}
+
+
+def _vocabulary(stats):
+    return stats["vocabulary"]
+
+
+def _dict_counts(stats):
+    return stats["keys"], stats["counts"]
+
+
+def _classes(stats):
+    """The classes of the whole corpus; the partitions must agree on the type
+    of their labels, as one fit's sequences must."""
+    kinds = [(st["label_kind"], st["start"]) for st in stats if st["label_kind"]]
+    if not kinds:
+        raise ValueError("The corpus has no labelled token: nothing to learn from.")
+    first_kind = kinds[0][0]
+    for kind, start in kinds[1:]:
+        if kind != first_kind:
+            raise TypeError(f"the records from {start} on have {kind} labels but earlier "
+                            f"records have {first_kind} labels; use one type for all "
+                            "labels (y[...] of record "
+                            f"{start} onwards).")
+    return np.unique(np.concatenate([st["labels"] for st in stats if st["label_kind"]]))
+
+
 def predict_bag(pipeline, bag):
     """Labels of a bag of sequences (or of ``(sequence, labels)`` pairs), computed
     partition by partition on the workers: a bag of label lists."""
@@ -406,12 +393,28 @@ def predict_bag(pipeline, bag):
     return bag.map_partitions(predict_partition)
 
 
+def unsafe_cache_dir():
+    """The Numba cache directory of this process if others may write to it
+    (group- or world-writable), else None. Numba's cache index is a pickle,
+    so such a directory lets another user run code in this process."""
+    import os
+    import stat
+
+    from numba.core.config import CACHE_DIR
+
+    if not CACHE_DIR:
+        return None
+    try:
+        mode = os.stat(CACHE_DIR).st_mode
+    except OSError:
+        return None
+    return CACHE_DIR if mode & (stat.S_IWGRP | stat.S_IWOTH) else None
+
+
 def _tiny_fit():
     import time
 
     t = time.perf_counter()
-    from ._crf import LinearChainCRF
-
     X = [np.eye(3), np.eye(3)[:2]]
     y = [["a", "b", "a"], ["b", "a"]]
     LinearChainCRF(max_iter=3).fit(X, y).predict(X)
@@ -425,12 +428,27 @@ def warm_up(client=None):
     Numba caches the compiled kernels on disk (``NUMBA_CACHE_DIR``); a fresh
     worker process still pays the import and the cache load on its first
     task, and the compilation too when its cache is empty. Call this once
-    after the workers start (and point them at a shared cache directory that
-    was filled once) so that the first fit of a search does not pay it.
+    after the workers start so that the first fit of a search does not pay it.
+
+    Numba's cache index is a pickle: anyone who can write to the cache
+    directory can run code in the processes that read it. Give each user its
+    own cache directory (not world-writable), or ship a cache warmed when the
+    worker image was built, read-only; never one shared writable directory.
 
     Returns
     -------
     seconds : dict
         Worker address -> seconds the warm-up took there.
     """
-    return _client(client).run(_tiny_fit)
+    client = _client(client)
+    unsafe = {w: d for w, d in client.run(unsafe_cache_dir).items() if d}
+    if unsafe:
+        import warnings
+
+        worker, path = next(iter(unsafe.items()))
+        warnings.warn(
+            f"{len(unsafe)} worker(s) use a Numba cache directory others may write to "
+            f"(e.g. {path} on {worker}): its index is a pickle, so whoever writes there "
+            "can run code in the workers. Give each user its own cache directory.",
+            UserWarning, stacklevel=2)
+    return client.run(_tiny_fit)

@@ -21,6 +21,7 @@ __all__ = [
     "segmentation_f1_scorer",
 ]
 
+
 def tags_to_spans(tokens_or_length, tags, scheme="BIO"):
     """Entities of a tag sequence as ``[(type, start, end), ...]``.
 

@@ -11,8 +11,15 @@ Each has ``from_estimator`` (and ``from_predictions`` where it applies),
 and ``plot(ax=None)``, which sets ``ax_`` and ``figure_``. matplotlib is
 imported only inside ``plot``.
 
->>> from skcrf.plot import TransitionWeightsDisplay        # doctest: +SKIP
->>> TransitionWeightsDisplay.from_estimator(pipe[-1])      # doctest: +SKIP
+>>> import matplotlib
+>>> matplotlib.use("Agg")
+>>> import numpy as np
+>>> from skcrf import LinearChainCRF
+>>> from skcrf.plot import TransitionWeightsDisplay
+>>> crf = LinearChainCRF(c2=0.01).fit([np.eye(2)[[0, 1, 1]]], [["a", "b", "b"]])
+>>> disp = TransitionWeightsDisplay.from_estimator(crf)
+>>> disp.labels, disp.weights.shape
+(['a', 'b'], (2, 2))
 """
 
 import numpy as np

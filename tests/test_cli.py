@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from skcrf import SequenceFeaturizer, load_model
-from skcrf._crfpp import TemplateError, parse_template
-from skcrf._model_io import ModelFileError, read_model
 from skcrf.cli import main
+from skcrf.exceptions import ModelFileError, TemplateError
+from skcrf.feature_extraction._crfpp import parse_template
+from skcrf.io._model import read_model
 
 TEMPLATE = """# a comment, then a blank line
 
@@ -121,7 +122,7 @@ def test_train_tag_eval_equals_the_python_api(files, capsys):
     from sklearn.pipeline import make_pipeline
 
     from skcrf import LinearChainCRF
-    from skcrf._crfpp import read_columns
+    from skcrf.io._columns import read_columns
     from skcrf.metrics import span_f1_score
 
     X, y = read_columns([files / "train.txt"])
@@ -197,7 +198,7 @@ def test_reading_a_model_needs_no_sklearn_and_never_unpickles(files, capsys, tmp
     if not model.exists():
         _run(["train", "-t", files / "template", "-m", model, files / "train.txt"], capsys)
     code = ("import sys\n"
-            "from skcrf._model_io import read_model\n"
+            "from skcrf.io import read_model\n"
             f"m = read_model({str(model)!r})\n"
             "print(m.predict([[('Juan', 'NP'), ('vive', 'VM')]]))\n"
             "bad = [k for k in sys.modules\n"
@@ -216,7 +217,7 @@ def test_reading_a_model_needs_no_sklearn_and_never_unpickles(files, capsys, tmp
     arrays["A"] = np.array([object()], dtype=object)
     with open(evil, "wb") as fh:
         np.savez(fh, **arrays)
-    with pytest.raises(ModelFileError, match="not a readable"):
+    with pytest.raises(ModelFileError, match="'A' has dtype object"):
         read_model(evil)
 
 
@@ -270,23 +271,202 @@ def test_default_c2_follows_crfpp_or_the_word_segmenter():
     from argparse import Namespace
 
     from skcrf import WordSegmenter
-    from skcrf.cli import _c2
+    from skcrf.cli._train import _c2
 
-    assert _c2(Namespace(c2=None, C=None, format="columns")) == 0.5      # CRF++'s C = 1
+    assert _c2(Namespace(c2=None, C=None, format="columns")) == 0.5   # CRF++'s C = 1
     assert _c2(Namespace(c2=None, C=None, format="segmented")) == WordSegmenter().c2
     assert _c2(Namespace(c2=None, C=2.0, format="segmented")) == 0.25
     assert _c2(Namespace(c2=0.7, C=None, format="columns")) == 0.7
 
 
 def test_input_files_may_start_with_a_byte_order_mark(tmp_path, capsys):
-    from skcrf._crfpp import read_columns
-    from skcrf.cli import _read_training
+    from skcrf.cli._train import read_training
+    from skcrf.io._columns import read_columns
 
     plain, bom = tmp_path / "plain.txt", tmp_path / "bom.txt"
     plain.write_text("上 B\n海 E\n\n迎 S\n", encoding="utf-8")
     bom.write_text("\ufeff上 B\n海 E\n\n迎 S\n", encoding="utf-8")
     assert read_columns([bom]) == read_columns([plain])
-    assert _read_training([str(bom)], "columns") == _read_training([str(plain)], "columns")
+    assert read_training([str(bom)], "columns", "utf-8-sig") == \
+        read_training([str(plain)], "columns", "utf-8-sig")
     plain.write_text("上海  迎\n", encoding="utf-8")
     bom.write_text("\ufeff上海  迎\n", encoding="utf-8")
-    assert _read_training([str(bom)], "segmented") == (["上海迎"], [["上海", "迎"]])
+    assert read_training([str(bom)], "segmented", "utf-8-sig") == (["上海迎"], [["上海", "迎"]])
+
+
+# ------------------------------------------------------ options and input
+@pytest.mark.parametrize("argv, says", [
+    (["train", "--c2", "-1"], "--c2: -1 must be a finite number >= 0"),
+    (["train", "--c1", "-1"], "--c1"),
+    (["train", "--max-iter", "-1"], "--max-iter: -1 must be at least 1"),
+    (["train", "--tol", "nan"], "--tol: nan must be a finite number"),
+    (["train", "-c", "nan"], "-c: nan must be a finite number > 0"),
+    (["train", "-c", "0"], "-c: 0 must be a finite number > 0"),
+    (["train", "-p", "0"], "--threads: 0 must be at least 1 (or -1)"),
+    (["train", "-f", "0"], "--min-freq"),
+    (["train", "--constraints", "XYZ"], "--constraints"),
+    (["train", "--c2", "1", "-c", "2"], "not both"),
+    (["train", "--format", "segmented", "--c1", "0.5"], "--c1 does not apply"),
+    (["tag", "-n", "-3"], "--nbest: -3 must be at least 0"),
+    (["tag", "--block", "0"], "--block: 0 must be at least 1"),
+    (["tag", "--encoding", "nosuch"], "no such encoding"),
+    (["dump", "-k", "-1"], "--top: -1 must be at least 0"),
+])
+def test_every_bad_option_is_one_line_and_exit_2(files, capsys, tmp_path, argv, says):
+    cmd = argv[0]
+    model = tmp_path / "m.skcrf"
+    if cmd == "train":
+        argv = argv + ["-m", model, files / "train.txt"]
+    else:
+        argv = argv + ["-m", files / "model.skcrf"] + ([files / "test.txt"] if cmd == "tag"
+                                                         else [])
+    code, out, err = _run(argv, capsys)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and says in err, err
+    assert not model.exists() and "read " not in err     # nothing trained or written
+
+
+def test_an_unwritable_model_path_is_refused_before_training(files, capsys, tmp_path,
+                                                             monkeypatch):
+    for target, says in ((tmp_path / "no" / "dir" / "m.skcrf", "no such directory"),
+                         (tmp_path, "a directory")):
+        code, _, err = _run(["train", "-m", target, files / "train.txt"], capsys)
+        assert code == 2 and says in err and "read " not in err
+    # a directory this user may not write in (simulated: root writes anywhere)
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("tempfile.mkstemp", refuse)
+    code, _, err = _run(["train", "-m", tmp_path / "m.skcrf", files / "train.txt"], capsys)
+    assert code == 2 and "cannot write" in err and "Permission denied" in err
+
+
+def test_input_encodings_and_binary_input(files, capsys, tmp_path):
+    text = "上海 NR B-LOC\n迎 VV O\n\n北京 NR B-LOC\n"
+    for enc in ("gbk", "utf-16"):
+        path = tmp_path / f"{enc}.txt"
+        path.write_bytes(text.encode(enc))
+        code, _, err = _run(["train", "-m", tmp_path / "m.skcrf", "--max-iter", "3", path],
+                            capsys)
+        assert code == 2 and f"{path}:1: not utf-8-sig text" in err and "--encoding" in err
+        code, _, err = _run(["train", "-m", tmp_path / "m.skcrf", "--max-iter", "3",
+                             "--encoding", enc, path], capsys)
+        assert code == 0, err
+    gbk_later = tmp_path / "later.txt"
+    gbk_later.write_bytes(b"a NR O\n" + "北京 NR B-LOC\n".encode("gbk"))
+    code, _, err = _run(["tag", "-m", tmp_path / "m.skcrf", gbk_later], capsys)
+    assert code == 2 and f"{gbk_later}:2: not utf-8-sig text" in err
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"a NR O\n\x00\x01\x02 x y\n")
+    code, _, err = _run(["tag", "-m", tmp_path / "m.skcrf", binary], capsys)
+    assert code == 2 and f"{binary}:2: binary data" in err
+
+
+def _skcrf(args, **kw):
+    return subprocess.run([sys.executable, "-m", "skcrf"] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+def test_closed_standard_streams(files):
+    model = files / "model.skcrf"
+    shell = f"{sys.executable} -m skcrf tag -m {model}"
+    res = subprocess.run(["bash", "-c", shell + " <&-"], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 2 and "standard input is closed" in res.stderr
+    res = subprocess.run(["bash", "-c", shell + f" {files / 'test.txt'} >&-"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "standard output is closed" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_sigterm_while_saving_leaves_no_temporary_file(files, capsys, tmp_path, monkeypatch):
+    import signal
+
+    import skcrf.io._model_file as model_file
+
+    real = model_file.np.savez_compressed
+
+    def killed(fh, **arrays):
+        fh.write(b"PK\x03\x04 partial")
+        os.kill(os.getpid(), signal.SIGTERM)
+        real(fh, **arrays)
+
+    monkeypatch.setattr(model_file.np, "savez_compressed", killed)
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = _run(["train", "-m", out / "m.skcrf", "--max-iter", "3",
+                         files / "train.txt"], capsys)
+    assert code == 143 and "terminated" in err
+    assert list(out.iterdir()) == []
+
+
+def test_ctrl_c_during_training_is_one_line(files, tmp_path):
+    import signal
+    import time
+
+    big = tmp_path / "big.txt"
+    big.write_text((files / "train.txt").read_text() * 20)
+    proc = subprocess.Popen([sys.executable, "-m", "skcrf", "train", "-m",
+                             str(tmp_path / "m.skcrf"), "--tol", "0", "--max-iter", "100000",
+                             "--c2", "1e-6", str(big)],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines = []
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        if line.startswith("iter    3"):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode == 130
+    tail = [ln for ln in rest.splitlines() if ln and not ln.startswith("iter")]
+    assert len(tail) == 1 and "interrupted at iteration" in tail[0] \
+        and "no model written" in tail[0], rest
+    assert not (tmp_path / "m.skcrf").exists()
+
+
+def test_version_help_and_examples():
+    res = _skcrf(["--version"])
+    assert res.returncode == 0 and res.stdout.startswith("skcrf ")
+    from skcrf.cli._parser import parser
+
+    ap = parser()
+    sub = next(a for a in ap._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        assert "examples:" in (p.epilog or ""), name
+        for action in p._actions:
+            if action.dest != "help":
+                assert action.help, (name, action.dest)
+
+
+def test_eval_reads_tag_verbose_output_and_refuses_nbest(files, capsys, tmp_path):
+    model = files / "model.skcrf"
+    scores = {}
+    for flags in ([], ["-v1"], ["-v2"]):
+        code, out, err = _run(["tag", "-m", model] + flags + [files / "test.txt"], capsys)
+        assert code == 0, err
+        tagged = tmp_path / ("t" + "".join(flags) + ".txt")
+        tagged.write_text(out)
+        code, report, err = _run(["eval", tagged], capsys)
+        assert code == 0, err
+        scores[tuple(flags)] = report
+    assert len(set(scores.values())) == 1
+    code, out, _ = _run(["tag", "-m", model, "-n", "2", files / "test.txt"], capsys)
+    nbest = tmp_path / "nbest.txt"
+    nbest.write_text(out)
+    code, _, err = _run(["eval", nbest], capsys)
+    assert code == 2 and "n-best" in err
+
+
+def test_foreign_model_files_are_named(files, capsys, tmp_path):
+    import pickle
+
+    crfpp = tmp_path / "model.crfpp"
+    crfpp.write_text("version: 100\ncost-factor: 1\nmaxid: 10\nxsize: 2\n\nB\nO\n")
+    pkl = tmp_path / "model.pkl"
+    pkl.write_bytes(pickle.dumps({"a": 1}))
+    for path, says in ((crfpp, "CRF++ model"), (pkl, "pickle")):
+        code, _, err = _run(["tag", "-m", path, files / "test.txt"], capsys)
+        assert code == 2 and says in err and "allow_pickle" not in err

@@ -5,9 +5,8 @@ import pytest
 
 from skcrf import LinearChainCRF, allowed_transitions
 from skcrf._constraints import constraint_masks
-
-from conftest import log_partition, model_from_weights, random_problem
-import naive
+from tests.oracles import naive
+from tests.oracles.problems import log_partition, model_from_weights, random_problem
 
 BIO = ["B-LOC", "B-PER", "I-LOC", "I-PER", "O"]  # sorted: the classes_ order
 

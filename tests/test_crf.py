@@ -8,12 +8,11 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from skcrf import LinearChainCRF, Sequences
-from skcrf._layout import ParameterLayout
-from skcrf._objective import CRFLoss, Objective
-from skcrf._penalty import ElasticNet
-
-from conftest import model_from_weights, random_problem
-import naive
+from skcrf._training.layout import ParameterLayout
+from skcrf._training.loss import CRFLoss, Objective
+from skcrf._training.penalty import ElasticNet
+from tests.oracles import naive
+from tests.oracles.problems import model_from_weights, random_problem
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])

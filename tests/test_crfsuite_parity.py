@@ -11,42 +11,13 @@ import pytest
 from sklearn.feature_extraction import DictVectorizer
 
 from skcrf import LinearChainCRF, Sequences
-from skcrf._layout import ParameterLayout
-from skcrf._objective import CRFLoss, Objective
-from skcrf._penalty import ElasticNet
+from skcrf._training.layout import ParameterLayout
+from skcrf._training.loss import CRFLoss, Objective
+from skcrf._training.penalty import ElasticNet
+from tests.oracles.problems import synthetic_ner, token_features
 
 sklearn_crfsuite = pytest.importorskip(
     "sklearn_crfsuite", reason="sklearn-crfsuite is part of the [test] extra")
-
-
-def synthetic_ner(n_sent, seed):
-    """Sentences from a small HMM over words with BIO-like labels."""
-    rng = np.random.default_rng(seed)
-    labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
-    L = len(labels)
-    trans = rng.dirichlet(np.ones(L) * 0.5, size=L)
-    trans[:, 0] += 1.5
-    trans /= trans.sum(axis=1, keepdims=True)
-    vocab = [f"w{k}" for k in range(150)]
-    emit = rng.dirichlet(np.ones(len(vocab)) * 0.1, size=L)
-    sents, tags = [], []
-    for _ in range(n_sent):
-        T = int(rng.integers(3, 18))
-        s = [int(rng.integers(L))]
-        for _ in range(T - 1):
-            s.append(int(rng.choice(L, p=trans[s[-1]])))
-        words = [vocab[rng.choice(len(vocab), p=emit[k])] for k in s]
-        sents.append(words)
-        tags.append([labels[k] for k in s])
-    return sents, tags
-
-
-def token_features(words, t):
-    w = words[t]
-    f = {"bias": 1.0, "w=" + w: 1.0, "suf=" + w[-1]: 1.0, "len": len(w) / 3.0}
-    f["w-1=" + (words[t - 1] if t > 0 else "<s>")] = 1.0
-    f["w+1=" + (words[t + 1] if t + 1 < len(words) else "</s>")] = 1.0
-    return f
 
 
 @pytest.fixture(scope="module")

@@ -105,7 +105,7 @@ def test_refused_options_leave_the_pipeline_unfitted(client, cws, option):
 
 
 def _threads_in_task(n_jobs):
-    from skcrf._parallel import resolve_n_threads
+    from skcrf._kernels.parallel import resolve_n_threads
 
     return resolve_n_threads(n_jobs)
 
@@ -136,3 +136,61 @@ def test_warm_up_runs_on_every_worker(client):
     took = warm_up(client)
     assert set(took) == set(client.scheduler_info()["workers"])
     assert all(t > 0 for t in took.values())
+
+
+def test_a_cache_directory_others_may_write_to_is_reported(tmp_path, monkeypatch):
+    from skcrf.dask import unsafe_cache_dir
+
+    cache = tmp_path / "numba"
+    cache.mkdir()
+    monkeypatch.setattr("numba.core.config.CACHE_DIR", str(cache))
+    cache.chmod(0o700)
+    assert unsafe_cache_dir() is None
+    for mode in (0o777, 0o1777, 0o770):
+        cache.chmod(mode)
+        assert unsafe_cache_dir() == str(cache)
+    cache.chmod(0o700)
+    monkeypatch.setattr("numba.core.config.CACHE_DIR", "")
+    assert unsafe_cache_dir() is None
+
+
+# ------------------------------------------------------------ bad records
+@pytest.mark.parametrize("case", ["too long", "too short", "a string", "int labels",
+                                  "not a pair", "bad sequence"])
+def test_every_malformed_record_is_refused_naming_its_index_in_the_bag(client, cws, case):
+    X, y, _ = cws
+    data = [(x, list(lab)) for x, lab in zip(X[:100], y[:100])]
+    where, says = {"too long": (50, r"y\[50\] has"), "too short": (70, r"y\[70\] has"),
+                   "a string": (30, r"y\[30\] is a single label"),
+                   "int labels": (80, "80"), "not a pair": (60, "record 60"),
+                   "bad sequence": (90, r"X\[90\]")}[case]
+    if case == "too long":
+        data[where][1].append("S")
+    elif case == "too short":
+        data[where][1].pop()
+    elif case == "a string":
+        data[where] = (data[where][0], "B-LOC")
+    elif case == "int labels":
+        data[where] = (data[where][0], [0] * len(data[where][1]))
+    elif case == "not a pair":
+        data[where] = data[where][0]
+    else:
+        data[where] = (12345, data[where][1])
+    bag = db.from_sequence(data, npartitions=4)     # record `where` is not in the first
+    pipe = make_pipeline(SequenceFeaturizer(), LinearChainCRF(max_iter=5))
+    with pytest.raises((ValueError, TypeError), match=says):
+        fit_pipeline(pipe, bag, client=client)
+    assert not hasattr(pipe[-1], "coef_")
+
+
+def test_int_labels_throughout_and_an_empty_first_partition(client, cws):
+    X, y, X_test = cws
+    as_int = {"B": 0, "M": 1, "E": 2, "S": 3}
+    data = [(x, [as_int[t] for t in lab]) for x, lab in zip(X[:120], y[:120])]
+    parts = [db.from_sequence([], npartitions=1), db.from_sequence(data, npartitions=2)]
+    bag = db.concat(parts)
+    pipe = make_pipeline(SequenceFeaturizer(), LinearChainCRF(max_iter=20))
+    local = clone(pipe).fit([x for x, _ in data], [lab for _, lab in data])
+    fit_pipeline(pipe, bag, client=client)
+    assert pipe[-1].classes_.tolist() == [0, 1, 2, 3]
+    assert pipe.predict(X_test[:5]) == local.predict(X_test[:5])

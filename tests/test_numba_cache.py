@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 
-
 CODE = """
 import numpy as np
 from skcrf import LinearChainCRF

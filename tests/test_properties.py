@@ -4,9 +4,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
-import naive
-from conftest import log_partition, model_from_weights
+from tests.oracles import naive
+from tests.oracles.problems import log_partition, model_from_weights
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

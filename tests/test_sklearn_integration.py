@@ -15,11 +15,13 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import estimator_checks as ec
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skcrf
-from skcrf import LinearChainCRF, SequenceFeaturizer
-from skcrf._persistence import SkcrfVersionWarning
+from skcrf import LinearChainCRF, SequenceDictVectorizer, SequenceFeaturizer, WordSegmenter
+from skcrf.compat import CRF
 from skcrf.datasets import load_sample_cws
+from skcrf.exceptions import SkcrfVersionWarning
 from skcrf.metrics import (
     make_span_f1_scorer,
     segmentation_f1_scorer,
@@ -29,7 +31,13 @@ from skcrf.metrics import (
 )
 from skcrf.segmentation import words_to_tags
 
-ESTIMATORS = [LinearChainCRF(), SequenceFeaturizer()]
+ESTIMATORS = [LinearChainCRF(), SequenceFeaturizer(), SequenceDictVectorizer(), WordSegmenter(),
+              CRF()]
+# scikit-learn's checks feed 2-D numeric arrays; a sequence estimator takes
+# lists of sequences (tags.input_tags.two_d_array = False), so
+# parametrize_with_checks yields only what applies to it (that it clones),
+# and the checks that need no fit are called by name below. No check is
+# expected to fail.
 FIT_FREE_CHECKS = [
     ec.check_no_attributes_set_in_init,
     ec.check_parameters_default_constructible,
@@ -40,14 +48,20 @@ FIT_FREE_CHECKS = [
 ]
 
 
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
 @pytest.mark.parametrize("check", FIT_FREE_CHECKS, ids=lambda c: c.__name__)
 def test_fit_free_estimator_checks(est, check):
     check(type(est).__name__, clone(est))
 
 
-def test_estimators_unfitted_check():
-    ec.check_estimators_unfitted("LinearChainCRF", LinearChainCRF())
+@pytest.mark.parametrize("est", [LinearChainCRF(), CRF()], ids=lambda e: type(e).__name__)
+def test_estimators_unfitted_check(est):
+    ec.check_estimators_unfitted(type(est).__name__, est)
 
 
 def test_not_fitted_errors():
@@ -129,7 +143,7 @@ class _ThreadRecordingCRF(LinearChainCRF):
     def fit(self, X, y, sample_weight=None):
         import numba
 
-        from skcrf._parallel import resolve_n_threads
+        from skcrf._kernels.parallel import resolve_n_threads
 
         super().fit(X, y, sample_weight=sample_weight)
         self.threads_seen_ = (resolve_n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS,
@@ -240,7 +254,7 @@ def test_top_features_and_transition_table(cws):
     names = pipe[0].get_feature_names_out()
     top = pipe[-1].top_features(names, k=5)
     assert set(top) == {"B", "E", "M", "S"}
-    for lab, rows in top.items():
+    for rows in top.values():
         ws = [w for _, w in rows]
         assert len(rows) == 5 and ws == sorted(ws, reverse=True) and ws[0] > 0
         assert all(isinstance(n, str) for n, _ in rows)
@@ -275,4 +289,4 @@ def test_pickling_leaves_the_estimator_untouched(cws):
     pickle.dumps(pipe)
     assert vars(crf).keys() == before.keys()
     assert isinstance(crf.coef_, np.ndarray) and pipe.predict(X[60:70]) == want
-    assert "_lookup_table" in vars(pipe[0])   # the featurizer keeps its live table
+    assert pipe[0]._vocabulary_._table is not None   # the featurizer keeps its live table

@@ -5,8 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from skcrf import LinearChainCRF, SequenceFeaturizer, Sequences
-
-from conftest import log_partition, model_from_weights
+from tests.oracles.problems import log_partition, model_from_weights
 
 
 def X3():
@@ -123,7 +122,7 @@ def test_extreme_feature_values_give_finite_marginals():
 def test_very_long_sequence_matches_log_space_reference():
     # 100k tokens: the scaled recursion must neither overflow nor underflow
 
-    from tests_helpers_logspace import log_forward_backward
+    from tests.oracles.logspace import log_forward_backward
 
     rng = np.random.default_rng(1)
     T, L, F = 100_000, 3, 4
@@ -150,7 +149,7 @@ def test_featurizer_unicode_outside_bmp_and_empty():
 
 
 def test_keyboard_interrupt_leaves_the_estimator_as_it_was(monkeypatch):
-    import skcrf._objective as objective
+    import skcrf._training.loss as objective
 
     rng = np.random.default_rng(0)
     X = [rng.random((5, 3)) for _ in range(20)]
@@ -243,3 +242,16 @@ def test_top_features_k_is_validated():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="positive int"):
             crf.top_features(k=bad)
+
+
+@pytest.mark.parametrize("weights, says", [
+    (["a", "b"], "must hold numbers"),
+    ([1.0, 1e300], r"sample_weight\[1\] = 1e\+300 is too large"),
+    ([1.0, {"x": 1}], "must hold numbers"),
+])
+def test_bad_sample_weights_say_what_is_wrong(weights, says):
+    from skcrf import LinearChainCRF
+
+    X = [np.eye(2)[[0, 1]], np.eye(2)[[1, 0]]]
+    with pytest.raises(ValueError, match=says):
+        LinearChainCRF().fit(X, [["a", "b"], ["b", "a"]], sample_weight=weights)

@@ -9,7 +9,7 @@
 and ``scorers`` are sklearn-crfsuite's token-level ("flat") metrics and scorers.
 """
 
-from . import metrics, scorers
+from ..compat import metrics, scorers
 from ._crf import CRF, TrainingLog
 
 __all__ = ["CRF", "TrainingLog", "metrics", "scorers"]

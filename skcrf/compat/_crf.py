@@ -1,16 +1,18 @@
 """``CRF``: sklearn-crfsuite's estimator, trained by skcrf."""
 
-import pickle
+import os
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.exceptions import NotFittedError
 
-from .._crf import LinearChainCRF
-from .._dict_vectorizer import SequenceDictVectorizer
 from .._persistence import VersionedPickleMixin
 from .._sklearn_compat import Interval, _fit_context
+from ._crfsuite_model import CRFsuiteModel
+from ._crfsuite_train import fit_crfsuite, to_crfsuite_model, vectorize
+from .metrics import flat_accuracy_score
+from .pycrfsuite import Tagger
 
 __all__ = ["CRF", "TrainingLog"]
 
@@ -19,29 +21,6 @@ _OTHER_ALGORITHMS = ("l2sgd", "ap", "pa", "arow")
 _NOT_LBFGS = ("calibration_eta", "calibration_rate", "calibration_samples",
               "calibration_candidates", "calibration_max_trials", "pa_type", "c",
               "error_sensitive", "averaging", "variance", "gamma")
-
-
-class _LinearChainCRF(LinearChainCRF):
-    """LinearChainCRF with CRFsuite's optimiser options (memory, period,
-    gradient test, minimum state-feature frequency)."""
-
-    def __init__(self, *, c1=0.0, c2=1.0, max_iter=100_000, tol=1e-5,
-                 all_possible_states=False, all_possible_transitions=False,
-                 start_end_transitions=False, n_jobs=None, verbose=0,
-                 num_memories=6, period=10, epsilon=1e-5, min_freq=0.0):
-        super().__init__(c1=c1, c2=c2, max_iter=max_iter, tol=tol,
-                         all_possible_states=all_possible_states,
-                         all_possible_transitions=all_possible_transitions,
-                         start_end_transitions=start_end_transitions, n_jobs=n_jobs,
-                         verbose=verbose)
-        self.num_memories = num_memories
-        self.period = period
-        self.epsilon = epsilon
-        self.min_freq = min_freq
-
-    def _optimizer_options(self):
-        return dict(m=int(self.num_memories), period=int(self.period),
-                    epsilon=float(self.epsilon), min_state_count=float(self.min_freq))
 
 
 class TrainingLog:
@@ -97,7 +76,8 @@ class CRF(VersionedPickleMixin, BaseEstimator):
         Stop when the objective improved by less than ``delta`` (relative)
         over the last ``period`` iterations (None: 10 and 1e-5).
     linesearch, max_linesearch : default=None
-        Accepted for compatibility; scipy's L-BFGS-B line search is used.
+        Accepted for compatibility; skcrf's L-BFGS always uses the
+        Moré–Thuente line search (CRFsuite's default, ``"MoreThuente"``).
     verbose : bool, default=False
         Print one line per iteration.
     model_filename, keep_tempfiles, trainer_cls : default=None / False / None
@@ -211,16 +191,14 @@ class CRF(VersionedPickleMixin, BaseEstimator):
             if getattr(self, name) is not None:
                 raise ValueError(f"{name} is an option of CRFsuite's {_OTHER_ALGORITHMS} "
                                  "algorithms, not of L-BFGS (the only algorithm here).")
-        if self.model_filename is not None:
-            raise ValueError("model_filename: skcrf writes no CRFsuite model file; save "
-                             "the fitted estimator with joblib.dump or pickle.")
         if self.trainer_cls is not None:
             raise ValueError("trainer_cls: there is no pycrfsuite trainer here; use "
                              "verbose=True and training_log_ to follow training.")
 
-    def _inner(self):
+    def _options(self):
+        """The CRF's settings, CRFsuite's defaults for what is None."""
         d = lambda v, default: default if v is None else v  # noqa: E731
-        return _LinearChainCRF(
+        return dict(
             c1=d(self.c1, 0.0), c2=d(self.c2, 1.0),
             max_iter=d(self.max_iterations, 100_000), tol=d(self.delta, 1e-5),
             all_possible_states=bool(d(self.all_possible_states, False)),
@@ -231,16 +209,18 @@ class CRF(VersionedPickleMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_dev=None, y_dev=None):
-        """Train on ``X`` (lists of feature dicts) and ``y`` (lists of labels).
+        """Train on ``X`` (lists of items: feature dicts, lists of attribute
+        names, in python-crfsuite's forms) and ``y`` (lists of labels).
 
         ``X_dev`` / ``y_dev``: held-out data; its per-label token precision,
         recall and F1 at the end of training go to
-        ``training_log_.last_iteration["scores"]``.
+        ``training_log_.last_iteration["scores"]``. With ``model_filename``,
+        the model is also written there as a CRFsuite model file.
         """
         self._check_options()
-        vectorizer = SequenceDictVectorizer(separator=":")
-        Xs = vectorizer.fit_transform(X)
-        crf = self._inner().fit(Xs, y)
+        if (X_dev is None) != (y_dev is None):
+            raise ValueError("give both X_dev and y_dev, or neither.")
+        vectorizer, crf, labels = fit_crfsuite(X, y, **self._options())
         iterations, previous, evals = [], 0.0, 0
         for r in crf.history_:
             iterations.append({"num": r["iteration"], "loss": r["objective"],
@@ -252,9 +232,15 @@ class CRF(VersionedPickleMixin, BaseEstimator):
             previous, evals = r["seconds"], r["n_evals"]
         self.vectorizer_ = vectorizer
         self.crf_ = crf
+        self.labels_ = labels
         self.training_log_ = TrainingLog(iterations)
+        for key in ("_tagger", "_crfsuite", "_crfsuite_data"):
+            self.__dict__.pop(key, None)
         if X_dev is not None and iterations:
             iterations[-1]["scores"] = self._dev_scores(X_dev, y_dev)
+        if self.model_filename is not None:
+            with open(self.model_filename, "wb") as fh:
+                fh.write(self._crfsuite_model().to_bytes())
         return self
 
     def _dev_scores(self, X_dev, y_dev):
@@ -270,68 +256,155 @@ class CRF(VersionedPickleMixin, BaseEstimator):
                       "support": int(n)} for lab, a, b, c, n in zip(labels, p, r, f, s)}
 
     # ------------------------------------------------------------ predict
+    def _fitted(self):
+        """Fitted here, or a CRFsuite model file (``model_filename``) to use:
+        sklearn-crfsuite's ``CRF(model_filename=path)`` predicts without fit."""
+        if hasattr(self, "crf_"):
+            return True
+        path = self.model_filename
+        if path is not None and os.path.exists(path):
+            if "_crfsuite" not in self.__dict__:
+                with open(path, "rb") as fh:
+                    self.__dict__["_crfsuite"] = CRFsuiteModel.from_bytes(fh.read(), path)
+            return False
+        raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: "
+                             "call fit, or give model_filename of an existing model file.")
+
+    def _index_sequences(self, X):
+        """(label index per token in ``labels_`` order, offsets)."""
+        if self._fitted():
+            arrays = vectorize(self.vectorizer_.transform, X).kernel_arrays()
+            return arrays, None
+        model = self.__dict__["_crfsuite"]
+        return model.arrays([_seq(x) for x in X]), model
+
     def predict(self, X):
-        """Label sequences of ``X`` (a list of lists of feature dicts)."""
-        check_is_fitted(self)
-        return self.crf_.predict(self.vectorizer_.transform(X))
+        """Label sequences of ``X`` (lists of items), as sklearn-crfsuite
+        returns them: a NumPy object array of label lists."""
+        return _as_array([self._predict_lists(X)][0])
+
+    def _predict_lists(self, X):
+        if self._fitted():
+            return self.crf_.predict(vectorize(self.vectorizer_.transform, X))
+        model = self.__dict__["_crfsuite"]
+        arrays = model.arrays([_seq(x) for x in X])
+        idx, _ = model.tag(arrays, engine="numba")
+        labels = [model.labels[i] for i in idx.tolist()]
+        off = arrays.offsets.tolist()
+        return [labels[a:b] for a, b in zip(off[:-1], off[1:])]
 
     def predict_single(self, xseq):
-        """Labels of one sequence (a list of feature dicts)."""
-        return self.predict([xseq])[0]
+        """Labels of one sequence (a list of items)."""
+        return self._predict_lists([xseq])[0]
 
     def predict_marginals(self, X):
-        """Per token, a ``{label: probability}`` dict."""
-        check_is_fitted(self)
-        labels = self.crf_.classes_.tolist()
-        return [[dict(zip(labels, row)) for row in m.tolist()]
-                for m in self.crf_.predict_marginals(self.vectorizer_.transform(X))]
+        """Per token, a ``{label: probability}`` dict (an object array of lists
+        of them, one list per sequence, as sklearn-crfsuite returns)."""
+        return _as_array(self._marginal_lists(X))
+
+    def _marginal_lists(self, X):
+        if self._fitted():
+            labels = self.crf_.classes_.tolist()
+            P = self.crf_.predict_marginals(vectorize(self.vectorizer_.transform, X))
+        else:
+            model = self.__dict__["_crfsuite"]
+            labels = model.labels
+            arrays = model.arrays([_seq(x) for x in X])
+            flat, _ = model.marginals(arrays, engine="numba")
+            off = arrays.offsets.tolist()
+            P = [flat[a:b] for a, b in zip(off[:-1], off[1:])]
+        return [[dict(zip(labels, row)) for row in m.tolist()] for m in P]
 
     def predict_marginals_single(self, xseq):
-        return self.predict_marginals([xseq])[0]
+        return self._marginal_lists([xseq])[0]
+
+    def predict_topk(self, X, k=5):
+        """The k most probable label sequences of each input: lists of
+        ``(labels, log_prob)`` (an skcrf addition)."""
+        if self._fitted():
+            return self.crf_.predict_topk(vectorize(self.vectorizer_.transform, X), k)
+        model = self.__dict__["_crfsuite"]
+        from .._inference import topk_sequences
+
+        return topk_sequences(model.arrays([_seq(x) for x in X]), model.weights, k,
+                              labels=model.labels)
 
     def score(self, X, y):
         """Token accuracy (sklearn-crfsuite's ``flat_accuracy_score``)."""
-        from .metrics import flat_accuracy_score
-
-        return flat_accuracy_score(y, self.predict(X))
+        return flat_accuracy_score(y, self._predict_lists(X))
 
     # ------------------------------------------------------------ inspection
+    def _crfsuite_model(self):
+        """The model as CRFsuite holds it (built once after fit)."""
+        if "_crfsuite" not in self.__dict__:
+            if not self._fitted():
+                return self.__dict__["_crfsuite"]
+            self.__dict__["_crfsuite"] = to_crfsuite_model(self.vectorizer_, self.crf_,
+                                                           self.labels_)
+        return self.__dict__["_crfsuite"]
+
+    def _has_model(self):
+        try:
+            self._fitted()
+            return True
+        except NotFittedError:
+            return False
+
+    @property
+    def tagger_(self):
+        """A ``pycrfsuite.Tagger`` (skcrf's) of the model, None before fit."""
+        if not self._has_model():
+            return None
+        if "_tagger" not in self.__dict__:
+            tagger = Tagger()
+            tagger.open_inmemory(self._crfsuite_bytes())
+            self.__dict__["_tagger"] = tagger
+        return self.__dict__["_tagger"]
+
+    def _crfsuite_bytes(self):
+        if "_crfsuite_data" not in self.__dict__:
+            if self._fitted():
+                self.__dict__["_crfsuite_data"] = self._crfsuite_model().to_bytes()
+            else:
+                with open(self.model_filename, "rb") as fh:
+                    self.__dict__["_crfsuite_data"] = fh.read()
+        return self.__dict__["_crfsuite_data"]
+
     @property
     def classes_(self):
-        check_is_fitted(self)
-        return self.crf_.classes_.tolist()
-
-    @property
-    def attributes_(self):
-        check_is_fitted(self)
-        return self.vectorizer_.get_feature_names_out().tolist()
-
-    @property
-    def num_attributes_(self):
-        return len(self.attributes_)
-
-    @property
-    def state_features_(self):
-        check_is_fitted(self)
-        names = self.vectorizer_.get_feature_names_out()
-        labels = self.classes_
-        lab, feat = np.nonzero(self.crf_.coef_)
-        weights = self.crf_.coef_[lab, feat]
-        return {(names[f], labels[k]): float(w)
-                for f, k, w in zip(feat.tolist(), lab.tolist(), weights.tolist())}
-
-    @property
-    def transition_features_(self):
-        check_is_fitted(self)
-        labels = self.classes_
-        A = self.crf_.transition_coef_
-        a, b = np.nonzero(np.isfinite(A) & (A != 0))
-        return {(labels[i], labels[j]): float(A[i, j]) for i, j in zip(a.tolist(), b.tolist())}
+        """Labels in CRFsuite's order (of first appearance in training)."""
+        return None if not self._has_model() else list(self._crfsuite_model().labels)
 
     @property
     def size_(self):
-        check_is_fitted(self)
-        return len(pickle.dumps((self.vectorizer_, self.crf_)))
+        """Size of the model as a CRFsuite model file, in bytes."""
+        return None if not self._has_model() else len(self._crfsuite_bytes())
+
+    @property
+    def attributes_(self):
+        """The attributes the model keeps (those with a non-zero state weight)."""
+        return None if not self._has_model() else list(self.tagger_.info().attributes)
+
+    @property
+    def num_attributes_(self):
+        return None if not self._has_model() else len(self.attributes_)
+
+    @property
+    def state_features_(self):
+        """``{(attribute, label): weight}``, as sklearn-crfsuite shows them (from
+        the model dump: six decimals)."""
+        return None if not self._has_model() else self.tagger_.info().state_features
+
+    @property
+    def transition_features_(self):
+        """``{(label_from, label_to): weight}``, as sklearn-crfsuite shows them."""
+        return None if not self._has_model() else self.tagger_.info().transitions
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        for key in ("_tagger", "_crfsuite", "_crfsuite_data"):
+            state.pop(key, None)
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -339,3 +412,14 @@ class CRF(VersionedPickleMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.single_output = False
         return tags
+
+
+def _seq(xseq):
+    return xseq._items if hasattr(xseq, "_items") else xseq
+
+
+def _as_array(lists):
+    """An object array of per-sequence lists, as sklearn-crfsuite builds it
+    (``np.array(list, dtype=object)``: 2-D when every sequence has the same
+    length)."""
+    return np.array(lists, dtype=object)

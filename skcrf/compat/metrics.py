@@ -68,7 +68,18 @@ def flat_classification_report(y_true, y_pred, labels=None, **kwargs):
 
 
 def sequence_accuracy_score(y_true, y_pred):
-    """Fraction of sequences labelled entirely right."""
-    from ..metrics import sequence_accuracy
+    """Fraction of sequences labelled entirely right, as sklearn-crfsuite computes it.
 
-    return sequence_accuracy(y_true, y_pred)
+    Sequences are compared whole: a predicted sequence of another length is
+    simply wrong (it is not an error, unlike in the ``flat_*`` metrics), and
+    no sequences at all score 0.  ``y_true`` and ``y_pred`` must hold the
+    same number of sequences.
+    """
+    y_true, y_pred = list(y_true), list(y_pred)
+    if len(y_true) != len(y_pred):
+        raise ValueError(
+            f"y_true has {len(y_true)} sequences but y_pred has {len(y_pred)}")
+    if not y_true:
+        return 0
+    right = sum(list(a) == list(b) for a, b in zip(y_true, y_pred))
+    return right / len(y_true)

@@ -2,7 +2,7 @@
 
 from sklearn.metrics import make_scorer
 
-from . import metrics
+from ..compat import metrics
 
 __all__ = ["flat_accuracy", "sequence_accuracy"]
 

@@ -2,7 +2,7 @@
 
 import os
 
-from ..segmentation import read_segmented
+from ..segmentation._tags import read_segmented
 
 __all__ = ["load_sample_cws", "read_segmented", "read_conllu", "read_conll",
            "SAMPLE_CWS_PATH"]

@@ -1,0 +1,226 @@
+"""Decoding kernels: Viterbi (one sequence at a time, or eight side by side
+in SIMD lanes), node marginals with log Z, and path scores.
+
+Each is a chunk kernel ``*_chunk(c, bounds, ...)`` plus a ``prange`` driver
+``*_parallel``; :func:`skcrf._kernels.parallel.run_chunks` picks one.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._jit import _JIT
+from .emissions import _emissions, _value_mask
+from .forward_backward import _max_length, _posterior_buffers, _posteriors
+from .lane_forward_backward import _lane_run
+from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
+
+
+@njit(inline="always", **_JIT)
+def _max_step(score, AT, E, t, L):
+    """Viterbi's forward step at t: the best score of each label, without
+    the argmax (see :func:`_viterbi_chunk`)."""
+    for j in range(L):
+        best = -np.inf
+        for i in range(L):
+            v = score[t - 1, i] + AT[j, i]
+            if v > best:
+                best = v
+        score[t, j] = best + E[t, j]
+
+
+@njit(**_JIT)
+def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start, end,
+                   out, best_out):
+    """Best path of each sequence of chunk ``c`` into ``out`` (label per
+    token) and its score into ``best_out`` (-inf: no allowed path).
+
+    The chunk's sequences are visited in ``order`` (by length within
+    windows, :func:`skcrf._kernels.parallel.order_by_length`); every N_LANES in a
+    row, none empty and none longer than :data:`_VITERBI_LANE_MAX_T`, run
+    side by side in SIMD lanes (:func:`_lane_viterbi`), the others one at a
+    time. Both give the same scores, bit for bit.
+
+    The forward pass keeps only the best score of each (t, label): no argmax,
+    no back-pointer table (less memory traffic per step); the way back
+    (:func:`_best_path`) recomputes the argmax along the best path only, L
+    terms per token. Ties go to the lowest previous label, as a back-pointer
+    table filled in the same order would give: the values compared are the
+    same floating-point numbers either way."""
+    lo, hi = bounds[c], bounds[c + 1]
+    L = A.shape[0]
+    maxT = _max_length(lo, hi, offsets)
+    E = np.empty((maxT, L))
+    score = np.empty((maxT, L))
+    AT = np.ascontiguousarray(A.T)
+    n8 = max(min(maxT, _VITERBI_LANE_MAX_T), 1) * L * N_LANES
+    U8, S8 = np.empty(n8), np.empty(n8)
+    i = lo
+    while i < hi:
+        n = _lane_run(i, hi, order, offsets)
+        if n == N_LANES and _longest(order[i:i + n], offsets) <= _VITERBI_LANE_MAX_T:
+            _lane_viterbi(order[i:i + n], indptr, indices, data, offsets, W, A, start, end,
+                          U8, S8, out, best_out)
+        else:
+            for k in range(i, i + n):
+                _viterbi_one(order[k], indptr, indices, data, offsets, W, A, AT, start,
+                             end, E, score, out, best_out)
+        i += n
+
+
+#: sequences longer than this run Viterbi alone, not in lanes (whose work
+#: arrays, 2 x N_LANES x length x labels values, would otherwise grow with
+#: the longest sequence: 11 MB at 9 labels)
+_VITERBI_LANE_MAX_T = 2048
+
+
+@njit(**_JIT)
+def _longest(seqs, offsets):
+    T = 0
+    for s in seqs:
+        T = max(T, offsets[s + 1] - offsets[s])
+    return T
+
+
+@njit(**_JIT)
+def _viterbi_one(s, indptr, indices, data, offsets, W, A, AT, start, end, E, score,
+                 out, best_out):
+    """Viterbi of sequence s alone (E and score: work arrays of its length
+    or longer)."""
+    t0 = offsets[s]
+    T = offsets[s + 1] - t0
+    if T == 0:
+        best_out[s] = 0.0
+        return
+    L = A.shape[0]
+    _emissions(indptr, indices, data, t0, T, W, E)
+    for j in range(L):
+        score[0, j] = E[0, j] + start[j]
+    for t in range(1, T):
+        _max_step(score, AT, E, t, L)
+    best_out[s] = _best_path(score, A, end, T, t0, out)
+
+
+@njit(**_JIT)
+def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8, out,
+                  best_out):
+    """Viterbi of the N_LANES non-empty sequences ``seqs`` side by side, one
+    per lane, on lane arrays laid out (t, label, lane): the emissions
+    ``U8``, the best scores ``S8``. The lanes start together at t = 0; a
+    lane past its sequence's end computes values that nothing reads. Each
+    best score is the running maximum over the previous labels in the same
+    order as :func:`_max_step`'s (``vmax`` keeps the earlier value on ties
+    and NaN), plus the same emission: the same bits. The way back runs per
+    lane (:func:`_best_path` on the lane's strided view)."""
+    L = A.shape[0]
+    NL = N_LANES
+    T = _longest(seqs, offsets)
+    U3 = U8[:T * L * NL].reshape((T, L, NL))
+    for b in range(NL):
+        t0 = offsets[seqs[b]]
+        Tb = offsets[seqs[b] + 1] - t0
+        _emissions(indptr, indices, data, t0, Tb, W, U3[:Tb, :, b])
+    for j in range(L):
+        vstore(S8, j * NL, vadd(vload(U8, j * NL), vsplat(start[j])))
+    for t in range(1, T):
+        p0 = (t - 1) * L * NL
+        k0 = t * L * NL
+        for j in range(L):
+            best = vsplat(-np.inf)
+            for i in range(L):
+                best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
+            vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
+    S3 = S8[:T * L * NL].reshape((T, L, NL))
+    for b in range(NL):
+        t0 = offsets[seqs[b]]
+        Tb = offsets[seqs[b] + 1] - t0
+        best_out[seqs[b]] = _best_path(S3[:, :, b], A, end, Tb, t0, out)
+
+
+@njit(**_JIT)
+def _best_path(score, A, end, T, t0, out):
+    """The labels of the best path into ``out[t0:t0 + T]`` from the best
+    scores ``score[t, j]`` of the forward pass (the argmax recomputed along
+    the path, first maximum on ties); returns the path's score."""
+    L = A.shape[0]
+    best = -np.inf
+    arg = 0
+    for j in range(L):
+        v = score[T - 1, j] + end[j]
+        if v > best:
+            best = v
+            arg = j
+    out[t0 + T - 1] = arg
+    for t in range(T - 1, 0, -1):
+        b = -np.inf
+        prev = 0
+        for i in range(L):
+            v = score[t - 1, i] + A[i, arg]
+            if v > b:
+                b = v
+                prev = i
+        arg = prev
+        out[t0 + t - 1] = arg
+    return best
+
+
+@njit(parallel=True, **_JIT)
+def _viterbi_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _viterbi_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(**_JIT)
+def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
+                     expA, exp_start, exp_end, shifts, out, logz_out):
+    """Node marginals (rows of ``out``) and log Z of the sequences of chunk
+    ``c``; log Z is -inf (and the rows NaN) when no path is allowed."""
+    lo, hi = bounds[c], bounds[c + 1]
+    L = W.shape[1]
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    alpha, beta = bufs[1], bufs[2]
+    expAT = np.ascontiguousarray(expA.T)
+    no_counts = np.zeros((L, L))
+    for s in range(lo, hi):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            logz_out[s] = 0.0
+            continue
+        logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                              expA, expAT, exp_start, exp_end, shifts, bufs,
+                              0.0, no_counts)
+        logz_out[s] = logz
+        for t in range(T):
+            for j in range(L):
+                out[t0 + t, j] = alpha[t, j] * beta[t, j]
+
+
+@njit(parallel=True, **_JIT)
+def _marginals_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _marginals_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(**_JIT)
+def _path_scores_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
+                       y, out):
+    """Score of the given label path ``y`` of each sequence of chunk ``c``
+    (-inf when it uses a forbidden transition)."""
+    dm = _value_mask(data, indices)
+    for s in range(bounds[c], bounds[c + 1]):
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
+        if T == 0:
+            out[s] = 0.0
+            continue
+        total = start[y[t0]] + end[y[t0 + T - 1]]
+        for t in range(t0, t0 + T):
+            lab = y[t]
+            if t > t0:
+                total += A[y[t - 1], lab]
+            for p in range(indptr[t], indptr[t + 1]):
+                total += data[p & dm] * W[indices[p], lab]
+        out[s] = total
+
+
+@njit(parallel=True, **_JIT)
+def _path_scores_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _path_scores_chunk(c, bounds, *args)  # noqa: E701

@@ -1,0 +1,323 @@
+"""Emission scores: the sparse-times-dense product of a sequence's CSR rows
+and the state weights, ``E[t, :] = sum_f x_tf W[f, :]``.
+
+Dense feature-major weights (one contiguous row per non-zero, read as
+quads when the row is 4-16 wide) or, in the training objective of a large
+sparse model, compact ``(rp, lab, th)`` rows: :func:`emissions` picks the
+loop when Numba compiles its caller. Rows of rare features are scattered
+through memory, so the passes prefetch the row they will need
+``PREFETCH_DISTANCE`` non-zeros ahead.
+"""
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from ._jit import _JIT
+from .intrinsics import prefetch_row
+from .lanes import (
+    N_QUAD,
+    qadd,
+    qfma,
+    qget,
+    qload,
+    qmake,
+    qsplat,
+    qstore,
+    qzero,
+    vadd,
+    vload,
+    vmul,
+    vsplat,
+    vstore,
+)
+
+# How many non-zeros ahead the sparse passes prefetch the feature row they
+# will need (about the latency of a cache miss divided by the time per
+# non-zero; the range around it measures alike).
+PREFETCH_DISTANCE = 32
+
+# the same and small offsets as unsigned integers, for the sparse passes'
+# unsigned positions (Numba adds a negative-index wraparound to every read
+# through a signed index)
+_U = np.uint64
+
+_PD = np.uint64(PREFETCH_DISTANCE)
+
+_U1, _U4, _U8, _U12 = np.uint64(1), np.uint64(4), np.uint64(8), np.uint64(12)
+
+
+@njit(inline="always", **_JIT)
+def _prefetch_limit(indices, extra):
+    """The positions p below which the non-zero ``PREFETCH_DISTANCE + extra``
+    ahead exists (unsigned)."""
+    return _U(max(indices.size - PREFETCH_DISTANCE - extra, 0))
+
+
+@njit(**_JIT)
+def _value_mask(data, indices):
+    """``data[p & mask]`` is the value of non-zero p: mask -1 when ``data``
+    has a value per non-zero, 0 when it is the one value 1.0 of binary
+    features (no branch in the loops that read it)."""
+    return np.int64(-1) if data.size == indices.size else np.int64(0)
+
+
+@njit(**_JIT)
+def _emissions(indptr, indices, data, t0, T, W, out):
+    """out[t, :] = sum over non-zeros (f, v) of token t0 + t of v * W[f, :L],
+    L = ``out.shape[1]`` (at most ``W.shape[1]``: a training weight matrix has
+    its rows padded to :func:`skcrf._kernels.lanes.row_width`).
+
+    Rows of 4 to 16 columns are read as quads, the token's sums held in
+    registers (:func:`_emissions_quads`); wider rows as vectors of 8
+    (:func:`_emissions_wide`); narrower ones (1-3 labels) go through a
+    scalar loop, two non-zeros per step: each step's multiply-adds go to
+    ``out[t]`` once, so the chain of updates of that row through memory is
+    half as long (four per step was no faster)."""
+    if _read_quad_count(W.shape[1]):
+        _emissions_quads(indptr, indices, data, t0, T, W, out)
+        return
+    if W.shape[1] >= _WIDE:
+        _emissions_wide(indptr, indices, data, t0, T, W, out)
+        return
+    L = out.shape[1]
+    # unsigned positions (here and in the other sparse passes): no
+    # negative-index wraparound in the code of every read
+    lim, udm = _prefetch_limit(indices, 1), _U(_value_mask(data, indices))
+    for t in range(T):
+        for j in range(L):
+            out[t, j] = 0.0
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        while p + _U1 < p1:
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
+                prefetch_row(W, indices[p + _PD + _U1])
+            f, g = indices[p], indices[p + _U1]
+            v, u = data[p & udm], data[(p + _U1) & udm]
+            for j in range(L):
+                out[t, j] += v * W[f, j] + u * W[g, j]
+            p += _U(2)
+        if p < p1:
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
+            f = indices[p]
+            v = data[p & udm]
+            for j in range(L):
+                out[t, j] += v * W[f, j]
+
+
+#: rows at least this wide (beyond the quads' 16) are read as vectors of 8
+_WIDE = 17
+
+
+@njit(**_JIT)
+def _emissions_wide(indptr, indices, data, t0, T, W, out):
+    """:func:`_emissions` for rows of more than 16 columns: each token's sums
+    in a contiguous row (in L1 whatever ``out``'s layout: the lane kernels
+    pass a strided view), each non-zero's weight row added to it 8 columns
+    at a time (then 4, then one by one), in the order of the non-zeros,
+    multiply and add rounded apart (what the NumPy engine computes); the row
+    copied to ``out[t]`` once. A scalar loop over the columns of a strided
+    ``out`` ran at a fraction of this speed from 17 labels on."""
+    L = out.shape[1]
+    Lw = _U(W.shape[1])
+    Wf = W.reshape(-1)
+    row = np.empty(W.shape[1])
+    n8 = W.shape[1] // 8 * 8
+    n4 = W.shape[1] // 4 * 4
+    dm = _value_mask(data, indices)
+    lim, udm = _prefetch_limit(indices, 0), _U(dm)
+    for t in range(T):
+        row[:] = 0.0
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        while p < p1:
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
+            f = _U(indices[p]) * Lw
+            v = data[p & udm]
+            if dm == 0:
+                j = 0
+                while j < n8:
+                    vstore(row, j, vadd(vload(row, j), vload(Wf, f + _U(j))))
+                    j += 8
+                if j < n4:
+                    qstore(row, j, qadd(qload(row, j), qload(Wf, f + _U(j))))
+                    j += 4
+                while j < W.shape[1]:
+                    row[j] += Wf[f + _U(j)]
+                    j += 1
+            else:
+                vv = vsplat(v)
+                j = 0
+                while j < n8:
+                    vstore(row, j, vadd(vload(row, j), vmul(vv, vload(Wf, f + _U(j)))))
+                    j += 8
+                while j < W.shape[1]:
+                    row[j] += v * Wf[f + _U(j)]
+                    j += 1
+            p += _U1
+        for j in range(L):
+            out[t, j] = row[j]
+
+
+@njit(**_JIT)
+def _emissions_quads(indptr, indices, data, t0, T, W, out):
+    """:func:`_emissions` for rows of 4 to 16 columns: each non-zero's row
+    is read as nq quads into two sets of accumulators (even and odd
+    non-zeros, two independent chains), the token's sums stored once. A
+    width that is not a multiple of 4 (a fitted model's unpadded rows, e.g.
+    9 labels) has its last quad end at the row's end and overlap the one
+    before (columns 5-8 after 4-7): the overlapping sums are the same
+    additions in the same order, so storing both writes equal values
+    (:func:`_store_quad_at`), so 9 labels read as 3 quads instead of a
+    scalar loop.
+
+    Written out in full on purpose: binary features have a loop of their own
+    (no multiply by the value 1.0); the tests on nq are the same for every
+    non-zero (predicted branches, free); and helper functions for the row
+    updates, even inlined, made the loop several times slower."""
+    Wf = W.reshape(-1)
+    Lw = _U(W.shape[1])
+    nq = _read_quad_count(W.shape[1])
+    # where quads 1-3 start in a row: 4, 8, 12, but never past the row's end
+    o1, o2, o3 = _quad_offset(1, W.shape[1]), _quad_offset(2, W.shape[1]), \
+        _quad_offset(3, W.shape[1])
+    dm = _value_mask(data, indices)
+    lim, udm = _prefetch_limit(indices, 1), _U(dm)
+    binary = dm == 0
+    for t in range(T):
+        a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = qzero()
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        if binary:
+            while p + _U1 < p1:
+                if p < lim:
+                    prefetch_row(W, indices[p + _PD])
+                    prefetch_row(W, indices[p + _PD + _U1])
+                f, g = _U(indices[p]) * Lw, _U(indices[p + _U1]) * Lw
+                a0 = qadd(a0, qload(Wf, f))
+                b0 = qadd(b0, qload(Wf, g))
+                if nq > 1:
+                    a1 = qadd(a1, qload(Wf, f + o1))
+                    b1 = qadd(b1, qload(Wf, g + o1))
+                if nq > 2:
+                    a2 = qadd(a2, qload(Wf, f + o2))
+                    b2 = qadd(b2, qload(Wf, g + o2))
+                if nq > 3:
+                    a3 = qadd(a3, qload(Wf, f + o3))
+                    b3 = qadd(b3, qload(Wf, g + o3))
+                p += _U(2)
+        while p < p1:
+            # the last non-zero of an odd count; every one of valued features
+            if p < lim:
+                prefetch_row(W, indices[p + _PD])
+            f = _U(indices[p]) * Lw
+            v = qsplat(data[p & udm])
+            a0 = qfma(v, qload(Wf, f), a0)
+            if nq > 1:
+                a1 = qfma(v, qload(Wf, f + o1), a1)
+            if nq > 2:
+                a2 = qfma(v, qload(Wf, f + o2), a2)
+            if nq > 3:
+                a3 = qfma(v, qload(Wf, f + o3), a3)
+            p += _U1
+        _store_quad_at(out, t, 0, qadd(a0, b0))
+        if nq > 1:
+            _store_quad_at(out, t, o1, qadd(a1, b1))
+        if nq > 2:
+            _store_quad_at(out, t, o2, qadd(a2, b2))
+        if nq > 3:
+            _store_quad_at(out, t, o3, qadd(a3, b3))
+
+
+@njit(inline="always", **_JIT)
+def _read_quad_count(width):
+    """How many quads a weight row of ``width`` columns is *read* as by
+    :func:`_emissions_quads`: ceil(width / 4) for 4 to 16 columns (the last
+    quad may overlap the one before), 0 otherwise (a scalar loop)."""
+    return (width + N_QUAD - 1) // N_QUAD if N_QUAD <= width <= 4 * N_QUAD else 0
+
+
+@njit(inline="always", **_JIT)
+def _quad_offset(k, width):
+    """Column where quad k of a row of ``width`` columns starts when read:
+    4k, or width - 4 for a last quad that would pass the row's end."""
+    return _U(min(N_QUAD * k, width - N_QUAD))
+
+
+@njit(inline="always", **_JIT)
+def _store_quad_at(out, t, off, q):
+    """out[t, off + i] = lane i of q, for the columns of ``out`` (a training
+    matrix's padded rows are wider than ``out``)."""
+    L = _U(out.shape[1])
+    for i in range(N_QUAD):
+        j = off + _U(i)
+        if j < L:
+            out[t, j] = qget(q, i)
+
+
+@njit(inline="always", **_JIT)
+def _quad_count(width):
+    """How many quads a weight row of ``width`` columns is read as: 1-4 for
+    4, 8, 12 or 16 columns (what ``skcrf._kernels.lanes.row_width`` pads to), 0 for
+    any other width (a scalar loop)."""
+    return width // N_QUAD if width % N_QUAD == 0 and width <= 4 * N_QUAD else 0
+
+
+@njit(inline="always", **_JIT)
+def _quad_of_row(P, r, k):
+    """Values ``4k..4k+3`` of row r of P as a quad (0 beyond its columns)."""
+    L = P.shape[1]
+    j = 4 * k
+    return qmake(P[r, j] if j < L else 0.0, P[r, j + 1] if j + 1 < L else 0.0,
+                 P[r, j + 2] if j + 2 < L else 0.0, P[r, j + 3] if j + 3 < L else 0.0)
+
+
+@njit(**_JIT)
+def _emissions_compact(indptr, indices, data, t0, T, rp, lab, th, out):
+    """:func:`_emissions` for compact state weights: out[t, lab[k]] += v *
+    th[k] for the parameters k of every non-zero (f, v) of token t0 + t.
+
+    Two prefetch stages: the row pointer of the feature 2 * PREFETCH_DISTANCE
+    non-zeros ahead, then the parameters and labels of the one
+    PREFETCH_DISTANCE ahead (whose row pointer is in cache by then)."""
+    L = out.shape[1]
+    nnz = indices.size
+    dm = _value_mask(data, indices)
+    rp2 = rp.reshape((rp.size, 1))
+    th2 = th.reshape((th.size, 1))
+    lab2 = lab.reshape((lab.size, 1))
+    n_par = th.size
+    for t in range(T):
+        for j in range(L):
+            out[t, j] = 0.0
+        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
+            if p + 2 * PREFETCH_DISTANCE < nnz:
+                prefetch_row(rp2, indices[p + 2 * PREFETCH_DISTANCE])
+            if p + PREFETCH_DISTANCE < nnz:
+                k = rp[indices[p + PREFETCH_DISTANCE]]
+                if k < n_par:
+                    prefetch_row(th2, k)
+                    prefetch_row(lab2, k)
+            f = indices[p]
+            v = data[p & dm]
+            for k in range(rp[f], rp[f + 1]):
+                out[t, lab[k]] += v * th[k]
+
+
+def emissions(indptr, indices, data, t0, T, W, out):
+    """Emission scores of tokens t0..t0+T-1 into ``out`` from dense (``W`` an
+    array: :func:`_emissions`) or compact (``W = (rp, lab, th)``:
+    :func:`_emissions_compact`) state weights; compiled code only."""
+    raise NotImplementedError("a Numba overload; call it from compiled code")
+
+
+@overload(emissions, jit_options=_JIT)
+def _emissions_overload(indptr, indices, data, t0, T, W, out):
+    if isinstance(W, types.Array):
+        def dense(indptr, indices, data, t0, T, W, out):
+            _emissions(indptr, indices, data, t0, T, W, out)
+        return dense
+
+    def compact(indptr, indices, data, t0, T, W, out):
+        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2], out)
+    return compact

@@ -1,0 +1,123 @@
+"""The compiled inference engine: Viterbi, marginals with log Z, exact
+k-best and path scores over :class:`~skcrf._arrays.KernelArrays` and
+:class:`~skcrf._arrays.Weights`, on ``n_threads`` threads.
+
+Called through :mod:`skcrf._inference` (which also has the NumPy engine),
+never directly by estimators or model files.
+"""
+
+import numpy as np
+
+from .._arrays import raise_if_no_path
+from .decode import (
+    _marginals_chunk,
+    _marginals_parallel,
+    _path_scores_chunk,
+    _path_scores_parallel,
+    _viterbi_chunk,
+    _viterbi_parallel,
+)
+from .parallel import chunk_bounds, order_by_length, run_chunks
+from .topk import _topk_chunk, _topk_parallel
+
+
+def exp_transitions(A, start, end):
+    """Shifted exponentials of the transition, start and end weights.
+
+    Returns ``expA, exp_start, exp_end, shifts`` with
+    ``shifts = (start_shift, end_shift, transition_shift)`` the maxima that were
+    subtracted before ``exp`` (so large weights cannot overflow).
+    """
+    def shifted(a):
+        finite = a[np.isfinite(a)]
+        m = float(finite.max()) if finite.size else 0.0
+        return np.exp(a - m), m  # exp(-inf) = 0: a forbidden transition
+
+    expA, sa = shifted(A)
+    exp_start, ss = shifted(start)
+    exp_end, se = shifted(end)
+    return expA, exp_start, exp_end, np.array([ss, se, sa])
+
+
+def _bounds(arrays, n_labels, n_threads):
+    return chunk_bounds(arrays.offsets, arrays.indptr, n_labels, n_threads)
+
+
+def viterbi(arrays, weights, n_threads=1):
+    """Most probable label path of every sequence.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n_tokens,)
+        Label index of every token.
+    scores : ndarray of shape (n_sequences,)
+        Score of each best path (0 for an empty sequence).
+    """
+    out = np.zeros(arrays.n_tokens, dtype=np.int64)
+    best = np.zeros(arrays.n_sequences)
+    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    order = order_by_length(arrays.offsets, bounds)
+    run_chunks(_viterbi_chunk, _viterbi_parallel, bounds, n_threads, order,
+               *arrays, *weights, out, best)
+    raise_if_no_path(np.isneginf(best), arrays.offsets)
+    return out, best
+
+
+def marginals(arrays, weights, n_threads=1):
+    """Node marginals and log partition function of every sequence.
+
+    Returns
+    -------
+    P : ndarray of shape (n_tokens, n_labels)
+        P(y_t = j | x); rows sum to 1.
+    log_z : ndarray of shape (n_sequences,)
+        log Z(x) (0 for an empty sequence).
+    """
+    L = weights.n_labels
+    expA, exp_start, exp_end, shifts = exp_transitions(weights.A, weights.start,
+                                                       weights.end)
+    P = np.zeros((arrays.n_tokens, L))
+    log_z = np.zeros(arrays.n_sequences)
+    bounds = _bounds(arrays, L, n_threads)
+    run_chunks(_marginals_chunk, _marginals_parallel, bounds, n_threads,
+               *arrays, *weights, expA, exp_start, exp_end, shifts, P, log_z)
+    raise_if_no_path(np.isneginf(log_z), arrays.offsets)
+    return P, log_z
+
+
+def path_scores(arrays, weights, y, n_threads=1):
+    """Score s(x, y) of the given label path of every sequence.
+
+    ``y`` (int64, n_tokens) holds label indices. -inf for a path that uses a
+    forbidden transition, 0 for an empty sequence.
+    """
+    out = np.zeros(arrays.n_sequences)
+    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    run_chunks(_path_scores_chunk, _path_scores_parallel, bounds, n_threads,
+               *arrays, *weights, np.ascontiguousarray(y, dtype=np.int64), out)
+    return out
+
+
+def topk(arrays, weights, k, n_threads=1):
+    """The k highest-scoring label paths of every sequence (exact k-best Viterbi).
+
+    Returns
+    -------
+    paths : ndarray of int64, shape (n_tokens, k)
+        ``paths[t, r]``: label of token t on the r-th best path of its sequence.
+    scores : ndarray of shape (n_sequences, k)
+        Path scores, best first (-inf beyond ``count``).
+    count : ndarray of int64, shape (n_sequences,)
+        How many paths each sequence has (at most k).
+
+    Among equal scores, the path whose labels come first in label order,
+    compared from the last token backwards, comes first.
+    """
+    paths = np.zeros((arrays.n_tokens, k), dtype=np.int64)
+    scores = np.full((arrays.n_sequences, k), -np.inf)
+    count = np.zeros(arrays.n_sequences, dtype=np.int64)
+    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    run_chunks(_topk_chunk, _topk_parallel, bounds, n_threads,
+               *arrays, *weights, k, paths, scores, count)
+    raise_if_no_path(count == 0, arrays.offsets)
+    return paths, scores, count

@@ -1,0 +1,180 @@
+"""The data term of the training objective: ``sum_s w_s log Z_s`` and the
+expected feature counts, over chunks of sequences.
+
+``_objective_chunk`` runs the sequences of one chunk (lanes where it can,
+one at a time otherwise) into a gradient buffer of its own;
+``_objective_parallel`` / ``_objective_parallel_compact`` run the chunks on
+Numba's threads; ``_objective_owned`` runs several threads on one shared
+state gradient, block by block (memory that does not grow with threads).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._jit import _JIT
+from .forward_backward import _posterior_buffers, _posteriors, _weigh_marginals
+from .lane_forward_backward import (
+    _add_lane_pairs,
+    _lane_marginals,
+    _lane_posteriors,
+    _lane_run,
+    _lane_setup,
+)
+from .state_counts import _owned_state_counts, add_state_counts, chunk_gradient
+
+
+@njit(**_JIT)
+def _sequence_terms(s, indptr, indices, data, offsets, weights, W, A, start, end, expA,
+                    expAT, exp_start, exp_end, shifts, bufs, gA, gS, gE, logz_out):
+    """Sequence ``s``: its log Z into ``logz_out[s]``, its weight times its
+    expected transition, start and end counts added to ``gA``, ``gS``, ``gE``,
+    and its node marginals left as ``alpha * beta`` in ``bufs``. Returns its
+    length (0: nothing else computed)."""
+    t0 = offsets[s]
+    T = offsets[s + 1] - t0
+    if T == 0:
+        logz_out[s] = 0.0
+        return 0
+    w = weights[s]
+    logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
+                          expA, expAT, exp_start, exp_end, shifts, bufs, w, gA)
+    logz_out[s] = logz
+    alpha, beta = bufs[1], bufs[2]
+    for j in range(alpha.shape[1]):
+        gS[j] += w * alpha[0, j] * beta[0, j]
+        gE[j] += w * alpha[T - 1, j] * beta[T - 1, j]
+    return T
+
+
+@njit(**_JIT)
+def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
+                     W, A, start, end, expA, exp_start, exp_end, shifts,
+                     gW, gA, gS, gE, logz_out):
+    """Expected counts and log Z of the sequences of chunk ``c``: positions
+    ``bounds[c]:bounds[c + 1]`` of ``order``, which lists the chunk's
+    sequences by length within windows of consecutive ones, so that every
+    ``N_LANES`` of them in a row go through :func:`_lane_posteriors` together
+    with little padding (empty sequences, the last few, and a batch that
+    needs the underflow-safe path, one by one).
+
+    Every chunk reads the same state weights ``W`` (n_features, n_labels),
+    or compact ``(rp, lab, th)``, and accumulates its expected counts into its
+    own ``gW[c]`` (compact: its own vector, :func:`chunk_gradient`; and
+    ``gA[c]``, ``gS[c]``, ``gE[c]``); the caller sums them over chunks.
+    """
+    lo, hi = bounds[c], bounds[c + 1]
+    gWc, gAc, gSc, gEc = chunk_gradient(gW, c), gA[c], gS[c], gE[c]
+    L = expA.shape[0]   # (W's rows may be padded)
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    P, alpha, beta = bufs[0], bufs[1], bufs[2]
+    lb, reach, gA8 = _lane_setup(lo, hi, offsets, L, expA, exp_start)
+    expAT = np.ascontiguousarray(expA.T)
+    gAc[:, :] = 0.0
+    gSc[:] = 0.0
+    gEc[:] = 0.0
+    i = lo
+    while i < hi:
+        n = _lane_run(i, hi, order, offsets)
+        if n > 1 and _lane_posteriors(order[i:i + n], indptr, indices, data, offsets,
+                                      weights, W, expA, exp_start, exp_end, shifts, reach,
+                                      lb, gA8, gSc, gEc, logz_out):
+            for b in range(n):
+                s = order[i + b]
+                if weights[s] != 0.0:
+                    _lane_marginals(lb[1], b, lb[-1], L, P, 0)
+                    add_state_counts(indptr, indices, data, offsets[s], lb[-1][b], P,
+                                     gWc)
+        else:
+            for s in order[i:i + n]:
+                T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
+                                    start, end, expA, expAT, exp_start, exp_end, shifts,
+                                    bufs, gAc, gSc, gEc, logz_out)
+                if T > 0 and weights[s] != 0.0:
+                    _weigh_marginals(alpha, beta, weights[s], T)
+                    add_state_counts(indptr, indices, data, offsets[s], T, alpha, gWc)
+        i += n
+    _add_lane_pairs(gA8, expA, gAc)
+
+
+@njit(parallel=True, **_JIT)
+def _objective_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _objective_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(parallel=True, **_JIT)
+def _objective_parallel_compact(bounds, order, indptr, indices, data, offsets, weights,
+                                rp, lab, th, A, start, end, expA, exp_start, exp_end,
+                                shifts, g0, g_rest, gA, gS, gE, logz_out):
+    """:func:`_objective_parallel` for compact state weights ``(rp, lab, th)``
+    and gradients ``(rp, lab, g0, g_rest)`` (:func:`chunk_gradient`), passed
+    apart (a parallel driver takes arrays, not tuples of them)."""
+    for c in prange(bounds.size - 1):
+        _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
+                         (rp, lab, th), A, start, end, expA, exp_start, exp_end, shifts,
+                         (rp, lab, g0, g_rest), gA, gS, gE, logz_out)
+
+
+@njit(**_JIT)
+def _block_posteriors(lo, hi, order, tb0, indptr, indices, data, offsets, weights, W, A,
+                      start, end, expA, expAT, exp_start, exp_end, shifts, gA, gS, gE,
+                      logz_out, P):
+    """The sequences at positions ``lo..hi-1`` of ``order`` (by length within
+    windows, see :func:`_objective_chunk`), in a block whose first token is
+    ``tb0``: log Z, the expected transition / start / end counts (added to this
+    thread's ``gA``, ``gS``, ``gE``), and ``w`` times each token's node
+    marginals written to ``P[t - tb0]`` for the state counts that follow."""
+    L = expA.shape[0]   # (W's rows may be padded)
+    if hi <= lo:
+        return
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    alpha, beta = bufs[1], bufs[2]
+    lb, reach, gA8 = _lane_setup(lo, hi, offsets, L, expA, exp_start)
+    i = lo
+    while i < hi:
+        n = _lane_run(i, hi, order, offsets)
+        if n > 1 and _lane_posteriors(order[i:i + n], indptr, indices, data, offsets,
+                                      weights, W, expA, exp_start, exp_end, shifts, reach,
+                                      lb, gA8, gS, gE, logz_out):
+            for b in range(n):
+                _lane_marginals(lb[1], b, lb[-1], L, P, offsets[order[i + b]] - tb0)
+        else:
+            for s in order[i:i + n]:
+                T = _sequence_terms(s, indptr, indices, data, offsets, weights, W, A,
+                                    start, end, expA, expAT, exp_start, exp_end, shifts,
+                                    bufs, gA, gS, gE, logz_out)
+                w = weights[s]
+                r0 = offsets[s] - tb0
+                for t in range(T):
+                    for j in range(L):
+                        P[r0 + t, j] = w * alpha[t, j] * beta[t, j]
+        i += n
+    _add_lane_pairs(gA8, expA, gA)
+
+
+@njit(parallel=True, **_JIT)
+def _objective_owned(blocks, phase, order, row_bounds, split, indptr, indices, data, offsets,
+                     weights, W, A, start, end, expA, exp_start, exp_end, shifts, gW, gA,
+                     gS, gE, logz_out, P):
+    """The data term on ``K = phase.shape[1] - 1`` threads sharing one state
+    gradient ``gW``. Block by block (sequences ``blocks[b]:blocks[b + 1]``):
+    thread k runs forward-backward on sequences ``phase[b, k]:phase[b, k + 1]``
+    and writes their tokens' marginals to ``P``; then thread k adds the state
+    counts of every token of the block to the rows it owns,
+    ``row_bounds[k]:row_bounds[k + 1]``. ``gA``, ``gS``, ``gE`` are per thread
+    (L x L each). Memory: one ``gW`` whatever K, plus ``P`` (a block's tokens)."""
+    K = phase.shape[1] - 1
+    expAT = np.ascontiguousarray(expA.T)
+    for k in prange(K):
+        gW[row_bounds[k]:row_bounds[k + 1], :] = 0.0
+        gA[k, :, :] = 0.0
+        gS[k, :] = 0.0
+        gE[k, :] = 0.0
+    for b in range(blocks.size - 1):
+        tb0 = offsets[blocks[b]]
+        tb1 = offsets[blocks[b + 1]]
+        for k in prange(K):
+            _block_posteriors(phase[b, k], phase[b, k + 1], order, tb0, indptr, indices, data,
+                              offsets, weights, W, A, start, end, expA, expAT, exp_start,
+                              exp_end, shifts, gA[k], gS[k], gE[k], logz_out, P)
+        for k in prange(K):
+            _owned_state_counts(k, tb0, tb1, tb0, indptr, indices, data, split, P, gW)

@@ -1,0 +1,78 @@
+"""Viterbi with sequences side by side in SIMD lanes (``_lane_viterbi``)
+against the same sequences run one at a time (bit for bit) and against
+enumeration of every label path."""
+
+import numpy as np
+import pytest
+
+from skcrf import Sequences
+from skcrf import _inference as inference
+from skcrf._arrays import Weights
+from skcrf._kernels.decode import _VITERBI_LANE_MAX_T
+from tests.oracles import naive
+
+
+def _problem(rng, L, lengths, n_features=6, integer=False, constrained=False):
+    X = [(rng.random((T, n_features)) < 0.5) *
+         (rng.integers(-2, 3, size=(T, n_features)) if integer
+          else rng.normal(size=(T, n_features))) for T in lengths]
+    draw = (lambda *s: rng.integers(-2, 3, size=s).astype(float)) if integer else \
+        (lambda *s: rng.normal(size=s))
+    W, A, start, end = draw(n_features, L), draw(L, L), draw(L), draw(L)
+    if constrained:
+        A[rng.random((L, L)) < 0.4] = -np.inf
+        A[0, 0] = start[0] = end[0] = 0.0            # the path 0, 0, ... stays allowed
+        start[1:][rng.random(L - 1) < 0.3] = -np.inf
+    return X, Weights.from_arrays(W, A, start, end)
+
+
+def _alone(X, weights):
+    """Labels and scores of each sequence run by itself (the one-sequence
+    path of the kernel: one sequence never fills the lanes)."""
+    labels, scores = [], []
+    for x in X:
+        lab, sc = inference.viterbi(Sequences.from_list([x]).kernel_arrays(), weights)
+        labels.append(lab)
+        scores.append(sc[0])
+    return np.concatenate(labels), np.array(scores)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("L", [1, 2, 3, 4])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_lanes_match_one_at_a_time_and_enumeration(seed, L, n_threads):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 7, size=45)             # empty ones among them
+    # integer weights make ties: the first maximum must win in both paths
+    X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0,
+                          constrained=seed % 4 >= 2 and L > 1)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    labels, scores = inference.viterbi(arrays, weights, n_threads)
+    want_labels, want_scores = _alone(X, weights)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(scores, want_scores)   # the same bits
+    W, A, start, end = weights
+    for s, x in enumerate(X):
+        if not len(x):
+            assert scores[s] == 0.0
+            continue
+        path = labels[arrays.offsets[s]:arrays.offsets[s + 1]]
+        _, all_scores = naive.scores(x, W, A, start, end)
+        got = naive.path_score(x, W, A, start, end, path)
+        np.testing.assert_allclose(got, all_scores.max(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(scores[s], got, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("L", [5, 9, 17])
+def test_lanes_match_one_at_a_time_with_long_and_many_labels(L):
+    # batches of similar lengths, ragged ones, one sequence too long for the
+    # lanes (it runs alone, its batch-mates too), many labels
+    rng = np.random.default_rng(L)
+    lengths = np.concatenate([rng.integers(1, 60, size=50), [_VITERBI_LANE_MAX_T + 3],
+                              rng.integers(0, 4, size=20)])
+    X, weights = _problem(rng, L, lengths, n_features=30)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    labels, scores = inference.viterbi(arrays, weights)
+    want_labels, want_scores = _alone(X, weights)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(scores, want_scores)

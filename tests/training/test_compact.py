@@ -1,0 +1,126 @@
+"""Compact state weights (read in place from the parameter vector) against
+enumeration and against the dense layout, and when a fit chooses them."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import skcrf._training.loss as objective_module
+from skcrf import LinearChainCRF, Sequences
+from skcrf._training.layout import ParameterLayout
+from skcrf._training.loss import CRFLoss, Objective, _use_compact
+from skcrf._training.penalty import ElasticNet
+from tests.oracles import naive
+from tests.oracles.problems import random_problem
+
+
+def _force(monkeypatch, compact):
+    """Make every objective of the test compact (or dense) whatever its size."""
+    monkeypatch.setattr(objective_module, "_COMPACT_MIN_BYTES", -1 if compact else 1 << 60)
+    monkeypatch.setattr(objective_module, "_COMPACT_MAX_FILL", 2.0)
+    monkeypatch.setattr(objective_module, "_PRIVATE_GRADIENT_BYTES", 1 << 60)
+
+
+def _problem(seed, L, float_values, n_seq=30, max_len=6):
+    """A random problem whose features have all, some, one or no labels as
+    parameters (the others stay 0), with empty sequences, a token with no
+    non-zero and sequences of weight 0."""
+    rng = np.random.default_rng(seed)
+    X, y, W, A, start, end = random_problem(rng, n_seq=n_seq, max_len=max_len, n_labels=L,
+                                            n_features=9, density=0.4,
+                                            float_values=float_values)
+    X[1] = X[1][:0]
+    y[1] = y[1][:0]
+    X[2] = np.zeros((3, 9))
+    X[2][1, 4] = 1.0
+    y[2] = rng.integers(0, L, 3)
+    keep = rng.random((9, L)) < 0.4
+    keep[0] = True
+    keep[1] = False
+    keep[2, :] = False
+    keep[2, L - 1] = True
+    W = np.where(keep, W, 0.0)
+    seqs = Sequences.from_list(X, n_features=9)
+    layout = ParameterLayout(9, L, np.flatnonzero(keep.reshape(-1)), np.arange(L * L), True)
+    flat = np.concatenate(y).astype(np.int32)
+    weights = rng.uniform(0.5, 2.0, len(X))
+    weights[::5] = 0.0
+    return X, seqs, layout, flat, weights, (W, A, start, end)
+
+
+@pytest.mark.parametrize("float_values", [True, False])
+@pytest.mark.parametrize("L", [3, 22])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_compact_objective_matches_enumeration_and_the_dense_one(float_values, L, n_threads,
+                                                                 monkeypatch):
+    # (sequences of up to 3 tokens at 22 labels: 22**3 paths to enumerate)
+    X, seqs, layout, flat, weights, (W, A, start, end) = _problem(
+        L, L, float_values, max_len=6 if L < 10 else 3)
+    theta = layout.pack(W, A, start, end)
+    results = {}
+    for compact in (True, False):
+        _force(monkeypatch, compact)
+        loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout, n_threads=n_threads)
+        assert loss.compact == compact
+        assert loss.parallel == (n_threads > 1)
+        f, g = Objective([loss], ElasticNet(0.0, 0.5))(theta)
+        results[compact] = f, g, loss.log_z.copy()
+    f, g, log_z = results[True]
+    want = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
+    np.testing.assert_allclose(log_z, want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(f, results[False][0], rtol=1e-12)
+    np.testing.assert_allclose(g, results[False][1], rtol=1e-10, atol=1e-12)
+    # and the gradient is the derivative of the objective
+    rng = np.random.default_rng(1)
+    step = 1e-6 * rng.normal(size=theta.size)
+    _force(monkeypatch, True)
+    obj = Objective([CRFLoss(seqs.kernel_arrays(), flat, weights, layout,
+                             n_threads=n_threads)], ElasticNet(0.0, 0.5))
+    numeric = (obj(theta + step)[0] - obj(theta - step)[0]) / 2
+    np.testing.assert_allclose(numeric, g @ step, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fit_with_compact_weights_reaches_the_dense_fit(n_jobs, monkeypatch):
+    rng = np.random.default_rng(7)
+    X = [(rng.random((int(rng.integers(1, 9)), 40)) < 0.1).astype(float) for _ in range(120)]
+    y = [[f"L{int(v)}" for v in rng.integers(0, 6, len(x))] for x in X]
+    fitted = {}
+    for compact in (True, False):
+        _force(monkeypatch, compact)
+        fitted[compact] = LinearChainCRF(c2=0.1, n_jobs=n_jobs, tol=1e-9).fit(X, y)
+    a, b = fitted[True], fitted[False]
+    np.testing.assert_allclose(a.objective_, b.objective_, rtol=1e-9)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
+    np.testing.assert_allclose(a.transition_coef_, b.transition_coef_, atol=1e-5)
+    assert a.predict(X) == b.predict(X)
+
+
+def test_released_loss_refuses_to_evaluate(monkeypatch):
+    _, seqs, layout, flat, weights, _ = _problem(0, 3, False)
+    for compact in (True, False):
+        _force(monkeypatch, compact)
+        loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout)
+        theta = np.zeros(layout.n_params)
+        f0, _ = loss(theta)
+        loss.release()
+        with pytest.raises(RuntimeError, match="released"):
+            loss(theta)
+
+
+def test_which_problems_are_kept_compact():
+    # (rows, padded width, labels, parameters, threads) of the fits measured in
+    # benchmarks/results/memory.txt
+    synthetic22 = (231_340, 22, 22, 515_331)      # 10 % of (used feature, label) pairs
+    sxu = (1_369_421, 8, 6, 1_642_478)            # WordSegmenter(): 20 %
+    conll = (76_685, 12, 9, 96_080)               # 5.5 MB dense
+    assert _use_compact(*synthetic22, 1) and _use_compact(*synthetic22, 2)
+    assert not _use_compact(*sxu, 1)
+    assert not _use_compact(*conll, 1)
+    # threads' private compact gradients beyond the budget: the dense layout
+    # (whose threads then share one gradient)
+    assert not _use_compact(*synthetic22, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not _use_compact(10, 4, 4, 1, 1)
