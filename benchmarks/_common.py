@@ -1,5 +1,5 @@
 """Helpers shared by the benchmark scripts (run them from any directory:
-a script's own folder is on ``sys.path``, so ``import _common`` works).
+each script puts ``benchmarks/`` on ``sys.path``, so ``import _common`` works).
 
 * the machine line every result file starts with;
 * peak-RSS measurement of a block (``reset_peak_rss`` / ``vm_hwm_mb``) and
@@ -42,7 +42,7 @@ def reset_peak_rss():
     otherwise memory that earlier work freed but left resident (loading data,
     compiling) would be reused by the measured call without showing in its peak,
     to the benefit of whichever engine happened to leave more of it."""
-    from skcrf._objective import trim_heap
+    from skcrf._training.loss import trim_heap
 
     trim_heap()
     try:
@@ -171,3 +171,26 @@ def run_json_child(cmd, extra_env=None):
         sys.stderr.write(res.stderr)
         raise SystemExit(f"child failed: {' '.join(cmd)}")
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------- checkouts
+#: where a module lives in each layout of the package (A/B tools compare
+#: checkouts from before and after the re-cut into subpackages)
+LAYOUTS = {
+    "loss": ("_training.loss", "_objective"),
+    "layout": ("_training.layout", "_layout"),
+    "parallel": ("_kernels.parallel", "_parallel"),
+}
+
+
+def skcrf_module(package, what):
+    """Module ``what`` (a key of :data:`LAYOUTS`) of the skcrf package named
+    ``package`` (``"skcrf"``, or an A/B tool's renamed copy)."""
+    import importlib
+
+    for path in LAYOUTS[what]:
+        try:
+            return importlib.import_module(f"{package}.{path}")
+        except ModuleNotFoundError:
+            continue
+    raise ModuleNotFoundError(f"{package} has none of {LAYOUTS[what]}")

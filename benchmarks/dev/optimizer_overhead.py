@@ -9,9 +9,11 @@ of the CoNLL-2002 and SXU benchmarks and 10^7, with 10 correction pairs
 (what LinearChainCRF uses); skcrf with 1 and 2 threads. Also the bytes per
 parameter each optimiser allocates (tracemalloc peak above the input).
 
-    python benchmarks/optimizer_overhead.py
+    python benchmarks/dev/optimizer_overhead.py
 """
 
+import os
+import sys
 import time
 import tracemalloc
 from datetime import date
@@ -19,6 +21,8 @@ from datetime import date
 import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import machine
 
@@ -43,7 +47,7 @@ def per_iteration(n, which, n_threads=1, iters=60):
     """(ms per iteration outside the objective, bytes per parameter allocated)."""
     import warnings
 
-    from skcrf._optimize import minimize_lbfgs
+    from skcrf._training.optimize import minimize_lbfgs
 
     fg, spent = problem(n)
     x0 = np.zeros(n)

@@ -5,13 +5,16 @@ training sentences; the threshold only acts in ``predict``, so every value is
 scored on the held-out 10 % from that one fit. Threshold 0 is the main model
 alone (no main-model word start is below 0). The SXU test set is not read.
 
-    python benchmarks/cws_oov_tuning.py --data ../shared/data/sighan2008_sxu [--unlabeled]
+    python benchmarks/tuning/cws_oov_tuning.py --data ../shared/data/sighan2008_sxu [--unlabeled]
 """
 
 import argparse
 import os
+import sys
 import time
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, machine
 

@@ -21,9 +21,9 @@ Sweeps: tokens 10^4 .. 10^7 (10^5 features, 10 labels); labels 5 .. 50
 non-negative least-squares fit of s/eval = a·tokens·L² + b·nnz·L over all cases shows how
 well the two-term model explains the measurements.
 
-    python benchmarks/bench_scaling.py            # all sweeps, ~8 min on 2 cores
-    python benchmarks/bench_scaling.py --quick    # the small cases only
-    python benchmarks/bench_scaling.py --sweep 4  # one sweep (1-4)
+    python benchmarks/claims/bench_scaling.py            # all sweeps, ~8 min on 2 cores
+    python benchmarks/claims/bench_scaling.py --quick    # the small cases only
+    python benchmarks/claims/bench_scaling.py --sweep 4  # one sweep (1-4)
 """
 
 import argparse
@@ -36,6 +36,8 @@ from datetime import date
 import numpy as np
 from scipy.optimize import nnls
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 from _common import HERE, machine, run_json_child, timed_fit
 
 TOKENS = [10_000, 100_000, 1_000_000, 10_000_000]
@@ -47,12 +49,12 @@ def run_child(n_tokens, n_features, n_labels):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
+    from synthetic import make_corpus
 
     from skcrf import LinearChainCRF
-    from skcrf._layout import build_layout, count_pairs
-    from skcrf._objective import CRFLoss, Objective
-    from skcrf._penalty import ElasticNet
-    from synthetic import make_corpus
+    from skcrf._training.layout import build_layout, count_pairs
+    from skcrf._training.loss import CRFLoss, Objective
+    from skcrf._training.penalty import ElasticNet
 
     t = time.perf_counter()
     X, y = make_corpus(n_tokens, n_features, n_labels)
@@ -71,7 +73,8 @@ def run_child(n_tokens, n_features, n_labels):
     out["params"] = int(layout.n_params)
     theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
     for n_threads in (1, 2):
-        obj = Objective([CRFLoss(arrays, flat, weights, layout, counts, n_threads)], ElasticNet(0.0, 1.0))
+        obj = Objective([CRFLoss(arrays, flat, weights, layout, counts, n_threads)],
+                        ElasticNet(0.0, 1.0))
         obj(theta)
         times = []
         for _ in range(3):
@@ -115,7 +118,8 @@ HEADER = ("| tokens | features | labels | nnz | parameters | s/eval 1 thread | "
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="skip the 10^7-token and 10^6-feature cases")
+    ap.add_argument("--quick", action="store_true",
+                    help="skip the 10^7-token and 10^6-feature cases")
     ap.add_argument("--sweep", type=int, default=None, help="run only this sweep (1-4)")
     ap.add_argument("--child", default=None)
     args = ap.parse_args()
@@ -125,7 +129,8 @@ def main():
     tokens = TOKENS[:2] if args.quick else TOKENS
     labels = LABELS[:3] if args.quick else LABELS
     features = FEATURES[:2] if args.quick else FEATURES
-    print(f"# Scaling of one objective evaluation, synthetic corpora — {date.today()} — {machine()}")
+    print(f"# Scaling of one objective evaluation, synthetic corpora — {date.today()} "
+          f"— {machine()}")
     results = []
     sweeps = [("tokens (10^5 features, 10 labels)", [(t, 100_000, 10) for t in tokens]),
               ("labels (10^5 tokens, 10^5 features)", [(100_000, 100_000, L) for L in labels]),

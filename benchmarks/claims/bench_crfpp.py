@@ -14,7 +14,7 @@ template, LinearChainCRF with the same c2) gives the reference F1.
 CRF++ comes from the PyPI package ``crfpy`` (its ``crf_learn`` / ``crf_test``).
 
     pip install crfpy
-    python benchmarks/bench_crfpp.py --data ../shared/data/conll2002
+    python benchmarks/claims/bench_crfpp.py --data ../shared/data/conll2002
 """
 
 import argparse
@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, machine
 
@@ -139,7 +141,7 @@ def main():
         from sklearn.pipeline import make_pipeline
 
         from skcrf import LinearChainCRF, SequenceFeaturizer
-        from skcrf._crfpp import read_columns
+        from skcrf.io._columns import read_columns
         from skcrf.metrics import span_f1_score
 
         X, y = read_columns([train])

@@ -11,7 +11,7 @@ features as a CRF++ template, as ``bench_crfpp.py``), then
    the input size above which loading Numba pays for itself — the basis of
    ``skcrf._numpy_tagger.MAX_TOKENS``.
 
-    python benchmarks/bench_cli_startup.py --data ../shared/data/conll2002
+    python benchmarks/claims/bench_cli_startup.py --data ../shared/data/conll2002
 """
 
 import argparse
@@ -23,8 +23,9 @@ import tempfile
 import time
 from datetime import date
 
-from _common import DEFAULT_DATA, machine
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from _common import DEFAULT_DATA, machine
 from bench_crfpp import write_problem
 
 
@@ -65,9 +66,9 @@ def main():
         med, lo, hi = run_time([sys.executable, "-c", "import numba"])
         print(f"| python -c 'import numba' | {med:.2f} | {lo:.2f} | {hi:.2f} |")
 
-        from skcrf._crfpp import read_columns
-        from skcrf._model_io import read_model
-        from skcrf._numpy_tagger import MAX_TOKENS
+        from skcrf._numpy_inference import MAX_TOKENS
+        from skcrf.io._columns import read_columns
+        from skcrf.io._model import read_model
 
         m = read_model(model)
         Xt, _ = read_columns([test])

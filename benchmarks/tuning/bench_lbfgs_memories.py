@@ -6,7 +6,7 @@ CoNLL-2002 (the ``bench_conll2002.py`` problem: tutorial features, c2=1, seen
 transitions only, no start/end weights), each setting in its own process:
 iterations, evaluations, fit time, final objective, memory ``fit`` adds.
 
-    python benchmarks/bench_lbfgs_memories.py --data ../shared/data/conll2002
+    python benchmarks/tuning/bench_lbfgs_memories.py --data ../shared/data/conll2002
 """
 
 import argparse
@@ -14,6 +14,8 @@ import json
 import os
 import sys
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, load_conll2002, machine, run_json_child, timed_fit, vectorise
 

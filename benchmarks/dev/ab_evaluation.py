@@ -2,7 +2,7 @@
 on the same problems, alternating, each in its own process: an A/B test of a
 kernel change.
 
-    python benchmarks/ab_evaluation.py /path/to/checkout_A /path/to/checkout_B \
+    python benchmarks/dev/ab_evaluation.py /path/to/checkout_A /path/to/checkout_B \
         --data ../shared/data/conll2002 [--problems conll2002 sxu synthetic22]
 
 (``sxu``: the SIGHAN 2008 SXU training text with the ``bench_sxu.py``
@@ -24,10 +24,13 @@ def child(problem, threads, data):
 
     import numpy as np
 
-    from skcrf._layout import build_layout, count_pairs
-    from skcrf._objective import CRFLoss
-
+    sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "claims")]
+    from _common import skcrf_module
     from ab_inprocess import load_problem
+
+    build_layout = skcrf_module("skcrf", "layout").build_layout
+    count_pairs = skcrf_module("skcrf", "layout").count_pairs
+    CRFLoss = skcrf_module("skcrf", "loss").CRFLoss
 
     # (``data`` is the problem's own path: --sxu-data for sxu)
     S, ytr = load_problem(problem, data, data)
@@ -53,9 +56,9 @@ def child(problem, threads, data):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkouts", nargs="*")
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data",
                                                     "conll2002"))
-    ap.add_argument("--sxu-data", default=os.path.join(HERE, "..", "..", "shared", "data",
+    ap.add_argument("--sxu-data", default=os.path.join(HERE, "..", "..", "..", "shared", "data",
                                                         "sighan2008_sxu"))
     ap.add_argument("--problems", nargs="+", default=["conll2002", "synthetic22"],
                     choices=["conll2002", "sxu", "synthetic22"])
@@ -66,7 +69,7 @@ def main():
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]), args.data)))
         return
-    sys.path.insert(0, HERE)
+    sys.path.insert(0, os.path.join(HERE, ".."))
     from _common import machine
 
     print(f"# one evaluation, median of 9 in a process, best over rounds, A/B alternating "

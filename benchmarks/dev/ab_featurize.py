@@ -8,7 +8,7 @@ machine whose speed drifts. Besides wall time it reports the user CPU time:
 on this VM the system time of first touching fresh memory varies from 0.2
 to 1 s per call (page faults served by the host), the user time by ~5 %.
 
-    python benchmarks/ab_featurize.py /path/to/checkout_A /path/to/checkout_B \
+    python benchmarks/dev/ab_featurize.py /path/to/checkout_A /path/to/checkout_B \
         --data ../shared/data/sighan2008_sxu --rounds 3
 """
 
@@ -67,17 +67,19 @@ print(json.dumps({{"chars": sum(map(len, X)), "first_s": first, "warm_s": min(wa
 
 
 def main():
+    sys.path.insert(0, os.path.join(HERE, ".."))
     from _common import machine
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a")
     ap.add_argument("b")
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data",
                                                    "sighan2008_sxu"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pmi", action="store_true")
     args = ap.parse_args()
-    code = _CHILD.format(here=HERE, data=os.path.abspath(args.data), pmi=args.pmi)
+    code = _CHILD.format(here=os.path.join(HERE, "..", "claims"),
+                         data=os.path.abspath(args.data), pmi=args.pmi)
     results = {"A": [], "B": []}
     print(f"# fit_transform of the SXU training text, default CWS features"
           f"{' + PMI' if args.pmi else ''}, 1 thread, A/B alternating — {date.today()} — "

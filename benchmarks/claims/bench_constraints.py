@@ -6,13 +6,16 @@ all transitions and start/end weights; trains skcrf without and with
 the BIO scheme forbids (``O -> I-X``, ``B-X -> I-Y``, a sequence starting
 with ``I-X``).
 
-    python benchmarks/bench_constraints.py --data ../shared/data/conll2002
+    python benchmarks/claims/bench_constraints.py --data ../shared/data/conll2002
 """
 
 import argparse
 import os
+import sys
 import time
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, load_conll2002, machine, vectorise
 

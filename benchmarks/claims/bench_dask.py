@@ -18,16 +18,19 @@ a 10^6-token synthetic corpus of two-column tokens generated on the workers:
   cold Numba cache.
 
     pip install "skcrf[dask]"
-    python benchmarks/bench_dask.py --data ../shared/data/sighan2008_sxu
+    python benchmarks/claims/bench_dask.py --data ../shared/data/sighan2008_sxu
 """
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from datetime import date
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, machine
 
@@ -103,7 +106,7 @@ def measure_corpus(client, name, data, n_partitions, max_iter):
     from sklearn.pipeline import make_pipeline
 
     from skcrf import LinearChainCRF, SequenceFeaturizer
-    from skcrf._objective import CRFLoss
+    from skcrf._training.loss import CRFLoss
     from skcrf.dask import fit_pipeline
 
     bag = corpus(name, data, n_partitions).persist()
@@ -130,7 +133,7 @@ def measure_corpus(client, name, data, n_partitions, max_iter):
 
     # one evaluation, local, whole corpus, at random weights
     from skcrf._constraints import constraint_masks
-    from skcrf._layout import count_pairs
+    from skcrf._training.layout import count_pairs
 
     S = local[0].transform(X)
     arrays = S.kernel_arrays()

@@ -6,7 +6,7 @@ each token's active feature names as its attribute list, skcrf the CSR matrix.
 Same objective: c1=0, c2=1, transitions only for seen label pairs, no
 start/end weights. Each engine runs in its own process.
 
-    python benchmarks/bench_sxu.py --data ../shared/data/sighan2008_sxu [--limit N]
+    python benchmarks/claims/bench_sxu.py --data ../shared/data/sighan2008_sxu [--limit N]
 """
 
 import argparse
@@ -16,6 +16,8 @@ import sys
 import time
 from collections import Counter
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, first_call, machine, run_json_child, timed_fit
 

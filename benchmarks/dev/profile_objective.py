@@ -17,11 +17,12 @@ On CoNLL-2002 Spanish with the sklearn-crfsuite tutorial features (the
    bandwidth, and its multiply-adds over the measured peak rate (BLAS dgemm,
    one thread) — and how many times the bound the evaluation takes.
 
-    python benchmarks/profile_objective.py --data ../shared/data/conll2002
+    python benchmarks/dev/profile_objective.py --data ../shared/data/conll2002
 """
 
 import argparse
 import os
+import sys
 import time
 from datetime import date
 
@@ -29,16 +30,22 @@ import numpy as np
 from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 from _common import DEFAULT_DATA, load_conll2002, machine, vectorise
 
 from skcrf import LinearChainCRF
-from skcrf import _kernels as K
-from skcrf import _objective
-from skcrf._inference import exp_transitions
-from skcrf._lanes import row_width
-from skcrf._layout import build_layout, count_pairs
-from skcrf._parallel import numba_threads
-from skcrf._penalty import ElasticNet
+from skcrf._kernels import emissions as _em
+from skcrf._kernels import forward_backward as _fb
+from skcrf._kernels import lane_forward_backward as _lfb
+from skcrf._kernels import lanes as _lanes
+from skcrf._kernels import state_counts as _sc
+from skcrf._kernels.inference import exp_transitions
+from skcrf._kernels.lanes import row_width
+from skcrf._kernels.parallel import numba_threads
+from skcrf._training import loss as _objective
+from skcrf._training.layout import build_layout, count_pairs
+from skcrf._training.penalty import ElasticNet
 
 _J = dict(cache=False, nogil=True, error_model="numpy")
 
@@ -48,7 +55,7 @@ _J = dict(cache=False, nogil=True, error_model="numpy")
 def _stage_emissions(indptr, indices, data, offsets, W, E):
     for s in range(offsets.size - 1):
         t0 = offsets[s]
-        K._emissions(indptr, indices, data, t0, offsets[s + 1] - t0, W, E[t0:])
+        _em._emissions(indptr, indices, data, t0, offsets[s + 1] - t0, W, E[t0:])
 
 
 @njit(**_J)
@@ -57,7 +64,7 @@ def _stage_forward_backward(offsets, E, expA, es, ee, U, alpha, beta, scale, wor
     expAT = np.ascontiguousarray(expA.T)
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
-        K._forward_backward(E[a:b], U[a:b], expA, expAT, es, ee, alpha[a:b],
+        _fb._forward_backward(E[a:b], U[a:b], expA, expAT, es, ee, alpha[a:b],
                             beta[a:b], scale[a:b], work, w, gA)
 
 
@@ -68,12 +75,12 @@ def _stage_lanes(order, indptr, indices, data, offsets, weights, W, expA, es, ee
     at a time in SIMD lanes, in the objective's order (what fit runs)."""
     L = expA.shape[0]
     n = order.size
-    maxT = K._max_length(0, n, offsets)
-    lb = K._lane_buffers(maxT, L)
-    reach = K._reachable(expA, es, maxT)
-    gA8, gS, gE = np.zeros(L * L * K.N_LANES), np.zeros(L), np.zeros(L)
-    for i in range(0, n - K.N_LANES + 1, K.N_LANES):
-        K._lane_posteriors(order[i:i + K.N_LANES], indptr, indices, data, offsets, weights,
+    maxT = _fb._max_length(0, n, offsets)
+    lb = _lfb._lane_buffers(maxT, L)
+    reach = _lfb._reachable(expA, es, maxT)
+    gA8, gS, gE = np.zeros(L * L * _lanes.N_LANES), np.zeros(L), np.zeros(L)
+    for i in range(0, n - _lanes.N_LANES + 1, _lanes.N_LANES):
+        _lfb._lane_posteriors(order[i:i + _lanes.N_LANES], indptr, indices, data, offsets, weights,
                            W, expA, es, ee, shifts, reach, lb, gA8, gS, gE, logz)
 
 
@@ -82,7 +89,7 @@ def _stage_state_counts(indptr, indices, data, offsets, alpha, beta, gW, work):
     for s in range(offsets.size - 1):
         a, b = offsets[s], offsets[s + 1]
         P = alpha[a:b] * beta[a:b]   # (the objective forms this in place)
-        K._add_state_counts(indptr, indices, data, a, b - a, P, gW)
+        _sc._add_state_counts(indptr, indices, data, a, b - a, P, gW)
 
 
 # ---------------------------------------------------------------- machine limits
@@ -138,19 +145,28 @@ def peak_madd_per_s():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.path.join(DEFAULT_DATA, "conll2002"))
+    ap.add_argument("--corpus", default=None,
+                    help="a corpus of the label sweep (_corpora.py) instead of CoNLL-2002")
+    ap.add_argument("--limit", type=int, default=None)
     args = ap.parse_args()
     print(f"# Profile of one objective evaluation, CoNLL-2002 Spanish, c2=1 — "
           f"{date.today()} — {machine()}")
 
-    t = time.perf_counter()
-    trf, trt, tef, _ = load_conll2002(args.data)
-    t_dicts = time.perf_counter() - t
-    t = time.perf_counter()
-    Xtr, _ = vectorise(trf, tef)
-    t_vec = time.perf_counter() - t
-    del trf, tef
-    print(f"featurisation (once per fit): feature dicts {t_dicts:.1f} s, "
-          f"DictVectorizer (train + test) {t_vec:.1f} s")
+    if args.corpus:
+        from _corpora import build
+
+        Xtr, trt, _, _, _ = build(args.corpus, DEFAULT_DATA, args.limit)
+        print(f"corpus {args.corpus} of the label sweep")
+    else:
+        t = time.perf_counter()
+        trf, trt, tef, _ = load_conll2002(args.data)
+        t_dicts = time.perf_counter() - t
+        t = time.perf_counter()
+        Xtr, _ = vectorise(trf, tef)
+        t_vec = time.perf_counter() - t
+        del trf, tef
+        print(f"featurisation (once per fit): feature dicts {t_dicts:.1f} s, "
+              f"DictVectorizer (train + test) {t_vec:.1f} s")
 
     classes, y = np.unique(np.concatenate([np.asarray(s) for s in trt]),
                            return_inverse=True)

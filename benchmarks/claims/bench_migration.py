@@ -19,7 +19,7 @@ top of its input), reported as MB above the RSS at that moment.
    defaults: delta 1e-5 over 10 iterations): objective, non-zero weights,
    fit time, F1.
 
-    python benchmarks/bench_migration.py --data ../shared/data/conll2002
+    python benchmarks/claims/bench_migration.py --data ../shared/data/conll2002
 """
 
 import argparse
@@ -30,8 +30,17 @@ import sys
 import time
 from datetime import date
 
-from _common import (DEFAULT_DATA, load_conll2002, machine, reset_peak_rss,
-                     run_json_child, vm_hwm_mb, vm_rss_mb)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from _common import (
+    DEFAULT_DATA,
+    load_conll2002,
+    machine,
+    reset_peak_rss,
+    run_json_child,
+    vm_hwm_mb,
+    vm_rss_mb,
+)
 
 
 def _measure(fn):
@@ -128,7 +137,8 @@ def main():
               f"{r['nnz']:,} |")
     ratios = sorted(a["seconds"] / b["seconds"] for a, b in zip(runs["skcrf"],
                                                                   runs["dictvectorizer"]))
-    print(f"SequenceDictVectorizer / DictVectorizer: time {v['skcrf']['seconds'] / v['dictvectorizer']['seconds']:.2f}x "
+    ratio = v['skcrf']['seconds'] / v['dictvectorizer']['seconds']
+    print(f"SequenceDictVectorizer / DictVectorizer: time {ratio:.2f}x "
           f"(per pair of runs: {', '.join(f'{r:.2f}' for r in ratios)}), memory "
           f"{v['skcrf']['added_mb'] / v['dictvectorizer']['added_mb']:.2f}x")
     for what, title in (("tutorial", "tutorial: c1=0.1, c2=0.1, max_iterations=100"),

@@ -8,13 +8,15 @@ for CRFsuite, the CSR matrix for skcrf); the figure is the peak minus the RSS
 (``--max-iter``, default 40: past the optimiser's memory of 10 steps, so the
 peak is reached), c2=1, transitions only for seen pairs, no start/end weights.
 
-    python benchmarks/bench_memory.py --data ../shared/data/conll2002
+    python benchmarks/claims/bench_memory.py --data ../shared/data/conll2002
 """
 
 import argparse
 import os
 import sys
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, load_conll2002, machine, run_json_child, timed_fit, vectorise
 
@@ -32,9 +34,8 @@ def load(corpus, data):
         Xtr, ytr, Xte, _ = load_conll2002(data)
         S, _ = vectorise(Xtr, Xte)
         return S, Xtr, ytr
-    sys.path.insert(0, HERE)
+    sys.path.insert(0, os.path.join(HERE, ".."))
     import numpy as np
-
     from synthetic import make_corpus
 
     S, y = make_corpus(**SYNTH)
@@ -57,7 +58,7 @@ def _warm_up(n_jobs):
 
     import numpy as np
 
-    import skcrf._objective as objective
+    import skcrf._training.loss as objective
     from skcrf import LinearChainCRF
 
     rng = np.random.default_rng(0)

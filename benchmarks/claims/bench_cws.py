@@ -7,8 +7,8 @@ the defaults were chosen on a split of train.txt (``cws_tuning.py``), never on
 test.txt. Each run is a process of its own; fit time includes featurisation.
 
     pip install spacy-pkuseg          # for the comparison row
-    python benchmarks/bench_cws.py --data ../shared/data/sighan2008_sxu
-    python benchmarks/bench_cws.py --only default pkuseg   # some rows
+    python benchmarks/claims/bench_cws.py --data ../shared/data/sighan2008_sxu
+    python benchmarks/claims/bench_cws.py --only default pkuseg   # some rows
 """
 
 import argparse
@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, machine, run_json_child
 
@@ -178,7 +180,8 @@ def main():
     print(f"# SIGHAN 2008 SXU word segmentation, train -> test — {date.today()} — "
           f"{machine()}, n_jobs={args.n_jobs}")
     print("| setting | word F1 | OOV recall | IV recall | P | R | fit s (incl. "
-          "featurising) | L-BFGS iterations | segmenting chars/s |\n|---|---|---|---|---|---|---|---|---|",
+          "featurising) | L-BFGS iterations | segmenting chars/s |\n"
+          "|---|---|---|---|---|---|---|---|---|",
           flush=True)
     for name in names:
         if name == "featurize":

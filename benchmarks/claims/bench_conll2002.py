@@ -6,7 +6,7 @@ as the same dicts vectorised once into a CSR matrix. Same objective: c1=0,
 c2=1.0, transitions only for label pairs seen in training, no start/end
 weights. Each engine runs in its own process so peak memory is its own.
 
-    python benchmarks/bench_conll2002.py --data ../shared/data/conll2002
+    python benchmarks/claims/bench_conll2002.py --data ../shared/data/conll2002
 
 prints, for each engine: fit seconds, iterations, final objective, seconds per
 iteration, peak RSS during fit (the process's RSS high-water mark, reset just
@@ -30,8 +30,17 @@ import tempfile
 import time
 from datetime import date
 
-from _common import (DEFAULT_DATA, first_call, load_conll2002, machine, run_json_child,
-                     timed_fit, vectorise)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from _common import (
+    DEFAULT_DATA,
+    first_call,
+    load_conll2002,
+    machine,
+    run_json_child,
+    timed_fit,
+    vectorise,
+)
 
 
 def run_child(engine, args):

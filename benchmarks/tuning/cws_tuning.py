@@ -7,24 +7,27 @@ against the vocabulary of the training part). What wins here becomes
 ``WordSegmenter``'s defaults; ``bench_cws.py`` then measures those, once, on
 the test set.
 
-    python benchmarks/cws_tuning.py --data ../shared/data/sighan2008_sxu [--only NAME ...]
+    python benchmarks/tuning/cws_tuning.py --data ../shared/data/sighan2008_sxu [--only NAME ...]
 """
 
 import argparse
 import os
+import sys
 import time
 from collections import Counter
 from datetime import date
 
-from _common import DEFAULT_DATA, machine
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
+from _common import DEFAULT_DATA, machine
 from numba import njit
 
 from skcrf import LinearChainCRF, SequenceFeaturizer
-from skcrf import _feature_hashing as H
-from skcrf._cws_features import _bin_key, _code_points
-from skcrf._templates import Template, Window, _template_id
+from skcrf.feature_extraction import _hashing as H
+from skcrf.feature_extraction._accessor_variety import _bin_key
+from skcrf.feature_extraction._jackknife import _code_points
+from skcrf.feature_extraction._templates import Template, Window, _template_id
 from skcrf.metrics import segmentation_scores
 from skcrf.segmentation import read_segmented, tags_to_words, words_to_tags
 
@@ -41,7 +44,7 @@ class Featurizer(SequenceFeaturizer):
         ts = super()._make_templates(units)
         extra = []
         if self.words is not None:
-            from skcrf._cws_features import DictionaryWords
+            from skcrf.feature_extraction._dictionary import DictionaryWords
 
             extra.append(DictionaryWords(self.words, folds=self.dictionary_folds))
         if "pmi" in self.extra:
@@ -52,7 +55,7 @@ class Featurizer(SequenceFeaturizer):
         if "tri" in self.extra:
             extra.append(Window([(("col", 0), -1), (("col", 0), 0), (("col", 0), 1)],
                                 ["C[-1]C[0]C[1]=", 0, "", 1, "", 2]))
-        from skcrf._templates import TemplateSet
+        from skcrf.feature_extraction._template_set import TemplateSet
 
         return TemplateSet(ts.templates + extra)
 

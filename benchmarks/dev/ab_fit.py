@@ -8,7 +8,7 @@ seen transitions, no start/end weights), ``bench_sxu.py`` (default features,
 dictionary of words seen >= 5 times) and ``bench_memory.py``'s synthetic
 22-label corpus (40 iterations, ``tol=0``).
 
-    python benchmarks/ab_fit.py /path/to/checkout_A /path/to/checkout_B \\
+    python benchmarks/dev/ab_fit.py /path/to/checkout_A /path/to/checkout_B \\
         --problem conll2002 --data ../shared/data/conll2002 --n-jobs 1 2 --rounds 2
 """
 
@@ -26,7 +26,6 @@ def child(problem, n_jobs, data):
     import warnings
 
     import numpy as np
-
     from _common import timed_fit
 
     max_iter, tol = 100_000, 1e-5
@@ -71,12 +70,12 @@ def main():
     args = ap.parse_args()
     if args.child:
         checkout, problem, n_jobs = args.child
-        sys.path[:0] = [checkout, HERE]
+        sys.path[:0] = [checkout, os.path.join(HERE, ".."), os.path.join(HERE, "..", "claims")]
         child(problem, int(n_jobs), args.data)
         return
     if len(args.checkouts) != 2:
         ap.error("give two checkouts")
-    sys.path.insert(0, HERE)
+    sys.path.insert(0, os.path.join(HERE, ".."))
     from _common import DEFAULT_DATA, machine
 
     data = args.data or os.path.join(

@@ -6,15 +6,18 @@ Wikipedia), that a choice made there does not hurt elsewhere. It compares
 the defaults with one parameter changed (``--vary name=value``, several
 allowed), on GSD's dev set only (its test set is not read).
 
-    python benchmarks/cws_gsd_check.py --data ../shared/data/ud_chinese_gsd \\
+    python benchmarks/tuning/cws_gsd_check.py --data ../shared/data/ud_chinese_gsd \\
         --vary dictionary_folds=10 --vary dictionary_folds=2
 """
 
 import argparse
 import ast
 import os
+import sys
 import time
 from datetime import date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, machine
 
@@ -37,7 +40,8 @@ def main():
     print(f"# UD Chinese GSD, train ({len(train)} sentences) -> dev ({len(dev)}) — "
           f"{date.today()} — {machine()}, n_jobs={args.n_jobs}"
           f"{', dev text as unlabeled text' if args.unlabeled else ''}")
-    print("| WordSegmenter(...) | word F1 | OOV recall | IV recall | fit s |\n|---|---|---|---|---|",
+    print("| WordSegmenter(...) | word F1 | OOV recall | IV recall | fit s |\n"
+          "|---|---|---|---|---|",
           flush=True)
     for spec in args.vary or ["defaults"]:
         kw = {}

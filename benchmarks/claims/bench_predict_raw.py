@@ -15,22 +15,25 @@ iterations: prediction speed does not depend on convergence), then predict
 the whole test set from its raw strings, timed end to end (best of
 ``--repeat``). Prints characters per second and the ratio.
 
-    python benchmarks/bench_predict_raw.py --data ../shared/data/sighan2008_sxu
+    python benchmarks/claims/bench_predict_raw.py --data ../shared/data/sighan2008_sxu
 """
 
 import argparse
 import os
+import sys
 import time
 import warnings
 from datetime import date
-from functools import lru_cache
+from functools import cache
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import DEFAULT_DATA, machine
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ctype(ch):
-    from skcrf._units import char_type
+    from skcrf.feature_extraction._char_classes import char_type
 
     return char_type(ch)
 
@@ -42,7 +45,8 @@ def char_features(sent):
     types = ["pad", "pad"] + [_ctype(c) for c in sent] + ["pad", "pad"]
     feats = []
     for i in range(n):
-        c = lambda k: padded[i + 2 + k]
+        def c(k, i=i):
+            return padded[i + 2 + k]
         feats.append([
             "bias",
             "C[-2]=" + c(-2), "C[-1]=" + c(-1), "C[0]=" + c(0), "C[1]=" + c(1),

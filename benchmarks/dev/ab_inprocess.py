@@ -8,16 +8,18 @@ of the per-pair ratios (B / A) cancels the drift. Each checkout's ``skcrf``
 package is copied under another name (``skcrf_a``, ``skcrf_b``: the package
 imports itself only relatively), so both compile and cache their own kernels.
 
-    python benchmarks/ab_inprocess.py /path/to/checkout_A /path/to/checkout_B \\
+    python benchmarks/dev/ab_inprocess.py /path/to/checkout_A /path/to/checkout_B \\
         --problem conll2002 --threads 1 --reps 30
 
 Problems: ``conll2002`` (``--data``), ``sxu`` (``--sxu-data``, the
-``bench_sxu.py`` features), ``synthetic22`` (``bench_memory.SYNTH``).
+``bench_sxu.py`` features), ``synthetic22`` (``bench_memory.SYNTH``), and
+every corpus of the label sweep (``_corpora.py``: ``gsd-xpos``, ``esp-pos``,
+``synth-100``, ...; ``--sweep-data``, ``--limit``).
 
 ``--predict`` times ``predict`` instead, on CoNLL-2002's test set (esp.testb),
 with a model each checkout fits in 30 iterations (both the same weights):
 
-    python benchmarks/ab_inprocess.py A B --predict --reps 200
+    python benchmarks/dev/ab_inprocess.py A B --predict --reps 200
 """
 
 import argparse
@@ -32,11 +34,16 @@ from datetime import date
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "claims")]
 
 
-def load_problem(problem, data, sxu_data):
+def load_problem(problem, data, sxu_data, sweep=None):
     """(Sequences, label sequences) of the training set."""
+    from _corpora import LABELS, build
+
+    if problem in LABELS:
+        Xtr, ytr, _, _, _ = build(problem, sweep.sweep_data, sweep.limit)
+        return Xtr, ytr
     if problem == "conll2002":
         from _common import load_conll2002, vectorise
 
@@ -55,20 +62,25 @@ def load_problem(problem, data, sxu_data):
 
 
 def main():
+    from _corpora import LABELS
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkouts", nargs=2)
     ap.add_argument("--problem", default="conll2002",
-                    choices=["conll2002", "sxu", "synthetic22"])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data",
+                    choices=["conll2002", "sxu", "synthetic22", *LABELS])
+    ap.add_argument("--sweep-data", default=os.path.join(HERE, "..", "..", "..", "shared",
+                                                          "data"))
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data",
                                                     "conll2002"))
-    ap.add_argument("--sxu-data", default=os.path.join(HERE, "..", "..", "shared", "data",
+    ap.add_argument("--sxu-data", default=os.path.join(HERE, "..", "..", "..", "shared", "data",
                                                         "sighan2008_sxu"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--predict", action="store_true",
                     help="time predict on CoNLL-2002's test set instead")
     args = ap.parse_args()
-    from _common import machine
+    from _common import machine, skcrf_module
 
     # a fixed place, and copies that keep the files' times: a second run with
     # the same checkouts finds its kernels in Numba's cache
@@ -82,15 +94,15 @@ def main():
     sys.path.insert(0, tmp)
     if args.predict:
         return compare_predict(args, names, machine)
-    S, ytr = load_problem(args.problem, args.data, args.sxu_data)
+    S, ytr = load_problem(args.problem, args.data, args.sxu_data, args)
     classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]),
                            return_inverse=True)
     y = y.astype(np.int32).reshape(-1)
     losses, theta, values = {}, None, {}
     for name in names:
-        objective = importlib.import_module(name + "._objective")
-        layout_mod = importlib.import_module(name + "._layout")
-        parallel = importlib.import_module(name + "._parallel")
+        objective = skcrf_module(name, "loss")
+        layout_mod = skcrf_module(name, "layout")
+        parallel = skcrf_module(name, "parallel")
         arrays, w = S.kernel_arrays(), np.ones(len(S))
         counts = layout_mod.count_pairs(arrays, y, w, classes.size, S.n_features)
         layout = layout_mod.build_layout(counts, all_possible_transitions=False,
@@ -139,13 +151,18 @@ def report_pairs(a, b, digits):
 
 
 def compare_predict(args, names, machine):
-    """Alternate the two checkouts' ``predict`` on CoNLL-2002's test set."""
+    """Alternate the two checkouts' ``predict`` on CoNLL-2002's test set (or
+    on the test split of a sweep corpus)."""
     import warnings
 
     from _common import load_conll2002, vectorise
+    from _corpora import LABELS, build
 
-    Xtr, ytr, Xte, _ = load_conll2002(args.data)
-    Str, Ste = vectorise(Xtr, Xte)
+    if args.problem in LABELS:
+        Str, ytr, Ste, _, _ = build(args.problem, args.sweep_data, args.limit)
+    else:
+        Xtr, ytr, Xte, _ = load_conll2002(args.data)
+        Str, Ste = vectorise(Xtr, Xte)
     models, preds = {}, {}
     for name in names:
         pkg = importlib.import_module(name)
@@ -160,7 +177,7 @@ def compare_predict(args, names, machine):
     a, b = alternate(lambda name: models[name][0].predict(models[name][1]), names,
                      args.reps)
     same = preds[names[0]] == preds[names[1]]
-    print(f"# predict, CoNLL-2002 esp.testb ({Ste.n_tokens:,} tokens), {args.threads} "
+    print(f"# predict, {args.problem} test ({Ste.n_tokens:,} tokens), {args.threads} "
           f"thread(s), {args.reps} alternating pairs — {date.today()} — {machine()}")
     print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; same predictions: {same}")
     report_pairs(a, b, digits=2)
