@@ -8,6 +8,7 @@ the data term to :mod:`skcrf._training.loss`, the penalty to
 tag-scheme constraints to :mod:`skcrf._constraints`.
 """
 
+import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
 from ._arrays import Weights, sequence_of
+from ._compile_notice import compile_notice
 from ._constraints import check_labels_allowed, constraint_masks
 from ._inspection import top_state_features, transition_table
 from ._kernels.parallel import resolve_n_threads
@@ -254,7 +256,9 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         -------
         self
         """
-        return self._fit(X, y, sample_weight)
+        # a first fit of a new shape compiles: say so (once) rather than look hung
+        with compile_notice(sys.stderr if self.verbose else None):
+            return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight=None, held_out=None, scoring=None, callback=None):
         """``fit``, optionally scoring given held-out data ``(X_dev, y_dev)``

@@ -30,6 +30,8 @@ scikit-learn's ``_check_optimize_result`` does. The result's ``fun`` is the
 objective at ``x`` as the optimiser evaluated it: no extra evaluation.
 """
 
+import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -138,7 +140,26 @@ class _Progress:
 def _warn(reason, max_iter, n_evals, message, stacklevel):
     if reason in _WARN:
         warnings.warn(_WARN[reason].format(max_iter=max_iter, n_evals=n_evals)
-                      + f" ({message})", ConvergenceWarning, stacklevel=stacklevel + 1)
+                      + f" ({message})", ConvergenceWarning,
+                      stacklevel=max(stacklevel + 1, _user_stacklevel()))
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel():
+    """The stacklevel of the first frame outside skcrf (and outside
+    scikit-learn's ``fit`` wrapper): a warning should point at the user's
+    ``fit`` call, not at a line inside the package."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        inside = (path.startswith(_PACKAGE_DIR + os.sep)
+                  or path.endswith(os.path.join("sklearn", "base.py")))
+        if not inside:
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
 
 
 def minimize_lbfgs(fun, theta0, *, max_iter, tol, period=10, max_fun=None, m=10,

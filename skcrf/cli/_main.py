@@ -14,7 +14,11 @@ __all__ = ["main"]
 
 #: command -> the module that runs it (imported only for that command)
 COMMANDS = {"train": "._train", "tag": "._tag", "segment": "._tag", "eval": "._eval",
-            "dump": "._dump", "demo": "._demo"}
+            "dump": "._dump", "demo": "._demo", "compile": "._compile"}
+
+
+# commands that always run the Numba kernels (tag, dump and eval may not need them)
+_COMPILING = ("train", "demo", "compile")
 
 
 def main(argv=None):
@@ -27,6 +31,12 @@ def main(argv=None):
     run = getattr(import_module(COMMANDS[args.command], __package__), "cmd_" + args.command)
     previous = _on_sigterm()
     try:
+        if args.command in _COMPILING:
+            # these commands compile kernels on a first run: say so on stderr
+            from .._compile_notice import compile_notice
+
+            with compile_notice(sys.stderr):
+                return run(args)
         return run(args)
     except UserError as exc:
         return _error(args, exc)

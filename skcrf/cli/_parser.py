@@ -86,6 +86,7 @@ def parser():
     _eval(sub)
     _dump(sub)
     _demo(sub)
+    _compile(sub)
     return ap
 
 
@@ -201,3 +202,11 @@ def _demo(sub):
     m.add_argument("--n-jobs", type=_THREADS, default=1,
                    help="kernel threads (-1: all cores)")
     m.add_argument("sentences", nargs="*", help="sentences to segment after training")
+
+
+def _compile(sub):
+    c = _add(sub, "compile", "compile the Numba kernels now (for container images and "
+             "workers: later processes load them from the cache)", """\
+  NUMBA_CACHE_DIR=/opt/skcrf-cache skcrf compile""")
+    c.add_argument("--no-segmenter", action="store_true",
+                   help="skip the word-segmentation featurisation kernels")

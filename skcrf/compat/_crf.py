@@ -101,7 +101,7 @@ class CRF(VersionedPickleMixin, BaseEstimator):
     attributes_ : list of str
     training_log_ : TrainingLog
     size_ : int
-        Size of the pickled model in bytes.
+        Size of the model as a CRFsuite model file, in bytes.
     num_attributes_ : int
     vectorizer_ : SequenceDictVectorizer
     crf_ : LinearChainCRF

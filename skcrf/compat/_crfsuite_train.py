@@ -10,8 +10,10 @@ to a CRFsuite model (:class:`~._crfsuite_model.CRFsuiteModel`).
 """
 
 import time
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import precision_recall_fscore_support
 
 from .._crf import LinearChainCRF
@@ -95,10 +97,14 @@ def fit_crfsuite(X, y, held_out=None, log=None, **options):
     if held_out is not None:
         held = (vectorize(vectorizer.transform, held_out[0]), [list(s) for s in held_out[1]])
     t0 = time.perf_counter()
-    if held is not None:
-        crf._fit(Xs, y, held_out=held, scoring=scoring, callback=callback)
-    else:
-        crf._fit(Xs, y, callback=callback)
+    with warnings.catch_warnings():
+        # CRFsuite stops at max_iterations without a warning, and code written
+        # for it (a randomized search of 50 fits) expects silence
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if held is not None:
+            crf._fit(Xs, y, held_out=held, scoring=scoring, callback=callback)
+        else:
+            crf._fit(Xs, y, callback=callback)
     if log is not None:
         log(f"Total seconds required for training: {time.perf_counter() - t0:.3f}\n\n")
         log("Storing the model\n")

@@ -1,10 +1,12 @@
 """WordSegmenter: Chinese word segmentation as one estimator (raw text <-> word lists)."""
 
+import sys
 from numbers import Integral, Real
 
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._compile_notice import compile_notice
 from .._crf import LinearChainCRF
 from .._persistence import VersionedPickleMixin
 from .._sklearn_compat import Interval, StrOptions, _fit_context
@@ -200,17 +202,26 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
             accessor_variety=self.accessor_variety,
             accessor_variety_folds=av_folds, adjacent_pmi=pmi,
             unlabeled_text=self.unlabeled_text, char_classes=self.char_classes)
-        crf = self._crf().fit(featurizer.fit_transform(X), tags)
         oov_featurizer = oov_crf = None
         oov_model = self.oov_model
         if oov_model == "auto":
             oov_model = self.unlabeled_text is None
-        if oov_model and (dictionary is not None or self.accessor_variety is not None
-                               or pmi):
-            oov_featurizer = SequenceFeaturizer(dictionary=None, accessor_variety=None,
-                                                adjacent_pmi=False,
-                                                char_classes=self.char_classes)
-            oov_crf = self._crf().fit(oov_featurizer.fit_transform(X), tags)
+        oov_model = oov_model and (dictionary is not None
+                                   or self.accessor_variety is not None or pmi)
+        say = self._progress
+        # the featurisation kernels compile on first use too: say so (once)
+        with compile_notice(sys.stderr if self.verbose else None):
+            say(f"featurising {len(X):,} sentences")
+            S = featurizer.fit_transform(X)
+            say(f"training the CRF ({featurizer.n_features_out_:,} features)")
+            crf = self._crf().fit(S, tags)
+            del S
+            if oov_model:
+                oov_featurizer = SequenceFeaturizer(dictionary=None, accessor_variety=None,
+                                                    adjacent_pmi=False,
+                                                    char_classes=self.char_classes)
+                say("training the OOV model (character features only)")
+                oov_crf = self._crf().fit(oov_featurizer.fit_transform(X), tags)
         self.featurizer_ = featurizer
         self.crf_ = crf
         self.oov_featurizer_ = oov_featurizer
@@ -220,6 +231,10 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         self.known_words_ = (train_words if dictionary is None or isinstance(self.dictionary, str)
                              else train_words | frozenset(dictionary))
         return self
+
+    def _progress(self, message):
+        if self.verbose:
+            print(f"WordSegmenter: {message} ...", file=sys.stderr, flush=True)
 
     def _crf(self):
         return LinearChainCRF(c2=self.c2, constraints=self.tags, max_iter=self.max_iter,

@@ -211,3 +211,13 @@ def test_sequence_accuracy_as_sklearn_crfsuite():
         assert metrics.sequence_accuracy_score(a, b) == theirs.sequence_accuracy_score(a, b)
     with pytest.raises(ValueError, match="2 sequences but y_pred has 1"):
         metrics.sequence_accuracy_score([[1], [2]], [[1]])
+
+
+def test_no_convergence_warning_as_in_crfsuite():
+    # CRFsuite stops at max_iterations silently; a search of many fits
+    # written for it must not print a warning per fit
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compat.CRF(max_iterations=2).fit([[{"a": 1}, {"b": 1}]], [["x", "y"]])

@@ -187,3 +187,18 @@ def test_scipy_solver_budget_stopping_rule_and_l1():
         assert (f[-11] - f[-1]) / max(abs(f[-1]), 1) < 1e-2
     with pytest.raises(ValueError, match="c1 > 0 needs solver='lbfgs'"):
         LinearChainCRF(solver="scipy", c1=0.1).fit(X, y)
+
+
+def test_convergence_warning_points_at_the_callers_line():
+    # not at a line inside skcrf: the user must see which of their fits it was
+    import numpy as np
+    import pytest
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skcrf import LinearChainCRF
+
+    X = [np.eye(3), np.eye(3)[:2]]
+    y = [["a", "b", "a"], ["b", "a"]]
+    with pytest.warns(ConvergenceWarning) as record:
+        LinearChainCRF(max_iter=2).fit(X, y)
+    assert record[0].filename == __file__
