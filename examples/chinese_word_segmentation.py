@@ -1,4 +1,5 @@
 """Chinese word segmentation on the SIGHAN 2008 SXU corpus with WordSegmenter.
+===========================================================================
 
 Trains ``WordSegmenter()`` (6 tags; character n-grams and classes; a
 dictionary of the training words and accessor-variety statistics, both
@@ -7,6 +8,8 @@ character features alone whose new words are taken where the main model
 splits them unsurely), scores the test set with the
 SIGHAN definitions (P / R / F1, OOV and IV recall) and segments a few new
 sentences.
+
+::
 
     python examples/chinese_word_segmentation.py --data ../shared/data/sighan2008_sxu
 
@@ -32,7 +35,7 @@ from skcrf.segmentation import read_segmented
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                    "shared", "data", "sighan2008_sxu"))
     ap.add_argument("--c2", type=float, default=WordSegmenter().c2)

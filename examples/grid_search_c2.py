@@ -1,8 +1,11 @@
 """GridSearchCV over the L2 strength c2 on CoNLL-2002 Spanish NER, from raw tokens.
+================================================================================
 
 The whole pipeline (SequenceFeaturizer on (word, POS) tokens + LinearChainCRF) is
 cross-validated on esp.train with exact-span F1; the refit model is scored on
 esp.testb. With matplotlib installed, also saves a plot of F1 against c2.
+
+::
 
     python examples/grid_search_c2.py --data ../shared/data/conll2002 [--limit 3000]
 """
@@ -20,7 +23,7 @@ from skcrf.metrics import make_span_f1_scorer, span_classification_report
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                    "shared", "data", "conll2002"))
     ap.add_argument("--c2", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])

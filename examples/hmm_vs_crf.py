@@ -1,4 +1,5 @@
 """HMM versus CRF on data from a 2-state HMM (the textbook experiment).
+====================================================================
 
 200 training sequences of length 10 are sampled from a 2-state HMM over 4
 symbols (stay probability 0.9). The CRF has exactly the textbook's 14 weights:
@@ -7,6 +8,8 @@ weights (2, as a "first position" feature). Trained by maximum likelihood
 (c2=0) with L-BFGS. Then, on fresh sequences, per-position and whole-sequence
 accuracy of the generating HMM (Viterbi and posterior decoding: an HMM is a CRF
 whose weights are log-probabilities), CRF Viterbi and CRF marginal decoding.
+
+::
 
     python examples/hmm_vs_crf.py [--seed 0]
 """
@@ -70,7 +73,7 @@ def accuracies(pred, states):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-test", type=int, default=2000)
     args = ap.parse_args()

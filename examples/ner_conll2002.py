@@ -1,9 +1,12 @@
 """Named-entity recognition on CoNLL-2002 Spanish with BIO constraints.
+====================================================================
 
 SequenceFeaturizer on (word, POS) tokens + LinearChainCRF(constraints="BIO"):
 prints the span report on esp.testb, the 5 best label sequences of one test
 sentence with their probabilities, and the learned transition weights (saved
 as a heatmap when matplotlib is installed).
+
+::
 
     python examples/ner_conll2002.py --data ../shared/data/conll2002 [--limit 3000]
 """
@@ -21,7 +24,7 @@ from skcrf.metrics import span_classification_report
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                    "shared", "data", "conll2002"))
     ap.add_argument("--c2", type=float, default=1.0)

@@ -1,6 +1,10 @@
-"""Plots of a fitted model: transition weights, the training curve with early
-stopping, scores per label. Trains a word segmenter on the bundled sample (no
-data needed) and saves three PNGs.
+"""Plots of a fitted model: transition weights, training curve, scores per label
+=============================================================================
+
+Trains a word segmenter on the bundled sample (no data needed), with early
+stopping, and saves three PNGs.
+
+::
 
     pip install -e ".[plot]"
     python examples/plots.py --out plots/
@@ -23,7 +27,7 @@ from skcrf.segmentation import words_to_tags  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="plots")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

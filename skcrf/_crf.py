@@ -100,11 +100,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
     verbose : int, default=0
         If > 0, print one line per L-BFGS iteration: iteration, objective,
         gradient norm and elapsed seconds.
-    constraints : {"BIO", "BIOES", "BIOUL", "BMES", "BB2B3MES", "BI"} or list of (str, str), \
-            default=None
+    constraints : str or list of (str, str), default=None
         Allowed label transitions. A forbidden transition gets weight -inf in
         training (the partition function) and in decoding, so the model is a
-        distribution over valid sequences only. A scheme name allows what the
+        distribution over valid sequences only. A scheme name (``"BIO"``,
+        ``"BIOES"``, ``"BIOUL"``, ``"BMES"``, ``"BB2B3MES"``, ``"BI"``) allows what the
         scheme allows (e.g. no ``O -> I-PER``, no start -> ``I-*``); a list
         gives the allowed ``(from, to)`` pairs, where ``"<start>"`` /
         ``"<end>"`` stand for the sequence boundaries (boundaries are free

@@ -48,7 +48,7 @@ class SequenceDictVectorizer(VersionedPickleMixin, TransformerMixin, BaseEstimat
     ----------
     vocabulary_ : dict
         ``(name, value)`` (one-hot) or ``name`` (numeric) -> column.
-    feature_counts_ : ndarray of shape (n_features_out_,)
+    feature_counts_ : ndarray of shape (n_features,)
         Occurrences (non-zero values) of each feature in the training data.
     n_features_out_ : int
 

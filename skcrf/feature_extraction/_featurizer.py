@@ -138,7 +138,7 @@ class SequenceFeaturizer(VersionedPickleMixin, TransformerMixin, BaseEstimator,
     input_kind_ : {"chars", "tokens"}
     n_columns_ : int
     n_features_out_ : int
-    feature_counts_ : ndarray of shape (n_features_out_,)
+    feature_counts_ : ndarray of shape (n_features,)
         Occurrences of each feature in the training data.
 
     Examples
