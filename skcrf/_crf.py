@@ -389,7 +389,15 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             self.validation_scores_ = monitor.scores
         else:
             self.__dict__.pop("validation_scores_", None)
+        self._load_decoding_kernels()
         return self
+
+    def _load_decoding_kernels(self):
+        """Load the decoding kernels inside ``fit`` (a tenth of a second from the
+        cache), not in the first ``predict``, which it would slow several times."""
+        weights = Weights.from_arrays(self.coef_.T[:1], self.transition_coef_,
+                                      self.start_coef_, self.end_coef_)
+        inference.load_kernels(weights, self.decoding, self._n_threads())
 
     def _optimizer_options(self):
         """L-BFGS memory, stopping-rule period, gradient test, minimum count of

@@ -67,6 +67,12 @@ def marginals(arrays, weights, n_threads=1, engine="numba"):
     return _engine(engine).marginals(arrays, weights, n_threads)
 
 
+def load_kernels(weights, decoding="viterbi", n_threads=1):
+    """Load (or compile) the compiled decoding kernels now rather than in the
+    first prediction (see ``_kernels.inference.load_decoding``)."""
+    _engine("numba").load_decoding(weights, decoding, n_threads)
+
+
 def predict_indices(arrays, weights, decoding="viterbi", n_threads=1, engine="numba"):
     """Label index of every token: the Viterbi path (``decoding="viterbi"``)
     or each token's most probable label under the marginals

@@ -21,7 +21,7 @@ ROOT = pathlib.Path(skcrf.__file__).parent
 #: prefixes names it
 LAYERS = [
     ("base", ["skcrf._version", "skcrf.exceptions", "skcrf._lazy", "skcrf._tag_schemes",
-              "skcrf._arrays", "skcrf._inspection"]),
+              "skcrf._arrays", "skcrf._inspection", "skcrf._compile_notice"]),
     ("kernels", ["skcrf._kernels"]),
     ("inference", ["skcrf._inference", "skcrf._numpy_inference"]),
     ("containers", ["skcrf._sequences", "skcrf._validation", "skcrf._persistence",
@@ -32,7 +32,7 @@ LAYERS = [
     ("segmentation", ["skcrf.segmentation"]),
     ("io", ["skcrf.io"]),
     ("front-ends", ["skcrf.cli", "skcrf.__main__", "skcrf.dask", "skcrf.plot",
-                    "skcrf.compat", "skcrf.datasets"]),
+                    "skcrf.compat", "skcrf.datasets", "skcrf._warm_up"]),
 ]
 #: the package root only lists names (skcrf._lazy imports them on first use)
 ROOT_MODULE = "skcrf"

@@ -278,3 +278,39 @@ def test_sample_weight_equals_repetition():
     b = LinearChainCRF(c2=0.3, tol=1e-10).fit(X + X[:5], y + y[:5])
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-4)
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-7)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("decoding", ["viterbi", "marginal"])
+def test_fit_loads_the_decoding_kernels(n_jobs, decoding, monkeypatch):
+    # the first predict after fit must not pay the kernels' cache load: fit
+    # runs the same drivers (serial, and threaded with n_jobs > 1) beforehand
+    from skcrf._kernels import inference as kernels
+
+    calls = []
+    for name in ("viterbi", "marginals"):
+        real = getattr(kernels, name)
+
+        def spy(*args, _real=real, _name=name, **kw):
+            bounds = args[3] if len(args) > 3 else kw.get("bounds")
+            calls.append((_name, None if bounds is None else len(bounds) - 1))
+            return _real(*args, **kw)
+        monkeypatch.setattr(kernels, name, spy)
+    X = [np.eye(3)[[0, 1, 2]], np.eye(3)[[2, 1]]]
+    y = [["a", "b", "a"], ["b", "a"]]
+    LinearChainCRF(max_iter=3, n_jobs=n_jobs, decoding=decoding).fit(X, y)
+    name = "viterbi" if decoding == "viterbi" else "marginals"
+    expected = [(name, 1)] + ([(name, 2)] if n_jobs > 1 else [])
+    assert calls == expected
+
+
+def test_fit_with_constraints_that_allow_no_one_token_path():
+    # loading the kernels must not fail a fit whose constraints forbid every
+    # one-token sequence; predict reports it for such inputs
+    X = [np.eye(2)[[0, 1]]]
+    y = [["B", "E"]]
+    crf = LinearChainCRF(max_iter=3, constraints=[("<start>", "B"), ("B", "E"),
+                                                 ("E", "<end>")]).fit(X, y)
+    assert crf.predict(X) == [["B", "E"]]
+    with pytest.raises(ValueError, match="no label sequence of length 1"):
+        crf.predict([np.eye(2)[[0]]])

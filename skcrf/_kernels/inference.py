@@ -8,7 +8,7 @@ never directly by estimators or model files.
 
 import numpy as np
 
-from .._arrays import raise_if_no_path
+from .._arrays import ONE, KernelArrays, raise_if_no_path
 from .decode import (
     _marginals_chunk,
     _marginals_parallel,
@@ -43,7 +43,7 @@ def _bounds(arrays, n_labels, n_threads):
     return chunk_bounds(arrays.offsets, arrays.indptr, n_labels, n_threads)
 
 
-def viterbi(arrays, weights, n_threads=1):
+def viterbi(arrays, weights, n_threads=1, bounds=None):
     """Most probable label path of every sequence.
 
     Returns
@@ -55,7 +55,8 @@ def viterbi(arrays, weights, n_threads=1):
     """
     out = np.zeros(arrays.n_tokens, dtype=np.int64)
     best = np.zeros(arrays.n_sequences)
-    bounds = _bounds(arrays, weights.n_labels, n_threads)
+    if bounds is None:
+        bounds = _bounds(arrays, weights.n_labels, n_threads)
     order = order_by_length(arrays.offsets, bounds)
     run_chunks(_viterbi_chunk, _viterbi_parallel, bounds, n_threads, order,
                *arrays, *weights, out, best)
@@ -63,7 +64,7 @@ def viterbi(arrays, weights, n_threads=1):
     return out, best
 
 
-def marginals(arrays, weights, n_threads=1):
+def marginals(arrays, weights, n_threads=1, bounds=None):
     """Node marginals and log partition function of every sequence.
 
     Returns
@@ -78,7 +79,8 @@ def marginals(arrays, weights, n_threads=1):
                                                        weights.end)
     P = np.zeros((arrays.n_tokens, L))
     log_z = np.zeros(arrays.n_sequences)
-    bounds = _bounds(arrays, L, n_threads)
+    if bounds is None:
+        bounds = _bounds(arrays, L, n_threads)
     run_chunks(_marginals_chunk, _marginals_parallel, bounds, n_threads,
                *arrays, *weights, expA, exp_start, exp_end, shifts, P, log_z)
     raise_if_no_path(np.isneginf(log_z), arrays.offsets)
@@ -121,3 +123,20 @@ def topk(arrays, weights, k, n_threads=1):
                *arrays, *weights, k, paths, scores, count)
     raise_if_no_path(count == 0, arrays.offsets)
     return paths, scores, count
+
+
+def load_decoding(weights, decoding="viterbi", n_threads=1):
+    """Call the decoding kernels a model will use on two featureless tokens:
+    the serial chunk kernel, and the threaded driver too when ``n_threads``
+    > 1 (a tiny input alone would never reach it). Loading them from Numba's
+    cache takes a tenth of a second or more; a fit does it here so that its
+    first ``predict`` is as fast as the next ones."""
+    arrays = KernelArrays(np.zeros(3, np.int64), np.zeros(0, np.int32), ONE,
+                          np.array([0, 1, 2], np.int64))
+    decode = marginals if decoding == "marginal" else viterbi
+    for edges in ([0, 2], [0, 1, 2])[:1 + (n_threads > 1)]:
+        try:
+            decode(arrays, weights, n_threads, np.array(edges, np.int64))
+        except ValueError:
+            pass     # constraints that allow no one-token path: predict will say so
+
