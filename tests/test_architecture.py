@@ -32,7 +32,7 @@ LAYERS = [
     ("segmentation", ["skcrf.segmentation"]),
     ("io", ["skcrf.io"]),
     ("front-ends", ["skcrf.cli", "skcrf.__main__", "skcrf.dask", "skcrf.plot",
-                    "skcrf.compat", "skcrf.datasets", "skcrf._warm_up"]),
+                    "skcrf.compat", "skcrf.datasets", "skcrf._warm_up", "skcrf._formats"]),
 ]
 #: the package root only lists names (skcrf._lazy imports them on first use)
 ROOT_MODULE = "skcrf"
@@ -44,7 +44,8 @@ KERNEL_IMPORTS = {"skcrf._arrays"}
 #: import SciPy, scikit-learn, Numba or joblib
 NUMPY_ONLY = [
     "skcrf", "skcrf.cli", "skcrf.cli._main", "skcrf.cli._parser", "skcrf.cli._io",
-    "skcrf.cli._tag", "skcrf.io", "skcrf.io._validation", "skcrf.io._model", "skcrf.io._model_file",
+    "skcrf.cli._tag", "skcrf._formats", "skcrf.io", "skcrf.io._validation", "skcrf.io._model",
+    "skcrf.io._model_file",
     "skcrf.io._columns", "skcrf._inference", "skcrf._numpy_inference",
     "skcrf.feature_extraction._units", "skcrf.feature_extraction._sources",
     "skcrf.feature_extraction._char_classes", "skcrf.feature_extraction._templates",

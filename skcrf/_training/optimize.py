@@ -145,17 +145,19 @@ def _warn(reason, max_iter, n_evals, message, stacklevel):
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# fit wrappers, pipelines and searches call fit from inside these libraries
+_LIBRARY_PARTS = tuple(os.sep + name + os.sep for name in ("sklearn", "joblib"))
 
 
 def _user_stacklevel():
-    """The stacklevel of the first frame outside skcrf (and outside
-    scikit-learn's ``fit`` wrapper): a warning should point at the user's
-    ``fit`` call, not at a line inside the package."""
+    """The stacklevel of the first frame outside skcrf, scikit-learn and
+    joblib: a warning should point at the user's ``fit`` (or pipeline, or
+    search) call, not at a line inside a library."""
     frame, level = sys._getframe(1), 1
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
-        inside = (path.startswith(_PACKAGE_DIR + os.sep)
-                  or path.endswith(os.path.join("sklearn", "base.py")))
+        inside = path.startswith(_PACKAGE_DIR + os.sep) or any(
+            part in path for part in _LIBRARY_PARTS)
         if not inside:
             return level
         frame, level = frame.f_back, level + 1

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .._formats import model_format
 from ..io._model import read_model
 from ._io import stdout
 
@@ -9,6 +10,10 @@ __all__ = ["cmd_dump"]
 
 
 def cmd_dump(args):
+    if model_format(args.model) == "crfsuite":
+        from ._crfsuite import dump_crfsuite
+
+        return dump_crfsuite(args)     # as `crfsuite dump` prints it
     model = read_model(args.model)
     out = stdout()
     labels = [str(lab) for lab in model.labels]

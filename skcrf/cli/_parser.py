@@ -139,10 +139,13 @@ def _tag(sub):
     g = _add(sub, "tag", "label column data, in CRF++ crf_test's output layout", """\
   skcrf tag -m ner.model test.txt > tagged.txt
   skcrf tag -m ner.model -v1 test.txt        # sequence and label probabilities
-  skcrf tag -m ner.model -n 3 < test.txt     # the 3 best label sequences""")
+  skcrf tag -m ner.model -n 3 < test.txt     # the 3 best label sequences
+  skcrf tag -m crfsuite.model test.crfsuite.txt   # a CRFsuite model, CRFsuite's data format""")
     g.add_argument("files", nargs="*", metavar="FILE",
                    help="CRF++ column files (standard input if none); a last column "
-                        "beyond the model's features (a gold label) is kept")
+                        "beyond the model's features (a gold label) is kept. With a "
+                        "CRFsuite model: CRFsuite's data format (label, then attributes, "
+                        "tab-separated)")
     g.add_argument("-m", "--model", required=True, help="the model file to read")
     g.add_argument("-v", "--verbose", type=int, default=0, choices=(0, 1, 2),
                    help="-v1: the sequence's and each label's probability; -v2: every "

@@ -4,6 +4,7 @@ for it): a short ``skcrf tag`` starts in a fraction of a second."""
 
 import math
 
+from .._formats import model_format
 from ..io._columns import iter_column_blocks
 from ..io._model import read_model
 from ._io import UserError, open_inputs, stdout
@@ -12,6 +13,10 @@ __all__ = ["cmd_tag", "cmd_segment"]
 
 
 def cmd_tag(args):
+    if model_format(args.model) == "crfsuite":
+        from ._crfsuite import tag_crfsuite
+
+        return tag_crfsuite(args)
     model = read_model(args.model)
     if model.kind != "tagger":
         raise UserError(f"{args.model}: a word segmenter; use 'skcrf segment'.")

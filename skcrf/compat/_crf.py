@@ -261,6 +261,12 @@ class CRF(VersionedPickleMixin, BaseEstimator):
         sklearn-crfsuite's ``CRF(model_filename=path)`` predicts without fit."""
         if hasattr(self, "crf_"):
             return True
+        if "_crfsuite" not in self.__dict__ and "_crfsuite_data" in self.__dict__:
+            # a model read from a CRFsuite file (from_crfsuite), after unpickling
+            self.__dict__["_crfsuite"] = CRFsuiteModel.from_bytes(
+                self.__dict__["_crfsuite_data"], "<crfsuite model>")
+        if "_crfsuite_data" in self.__dict__ and self.model_filename is None:
+            return False
         path = self.model_filename
         if path is not None and os.path.exists(path):
             if "_crfsuite" not in self.__dict__:
@@ -402,9 +408,25 @@ class CRF(VersionedPickleMixin, BaseEstimator):
 
     def __getstate__(self):
         state = super().__getstate__()
-        for key in ("_tagger", "_crfsuite", "_crfsuite_data"):
+        # caches, rebuilt on use; but a model that came from CRFsuite bytes
+        # (from_crfsuite) and was never refitted keeps them: they are the model
+        keep = not hasattr(self, "crf_") and self.model_filename is None
+        for key in ("_tagger", "_crfsuite") + (() if keep else ("_crfsuite_data",)):
             state.pop(key, None)
         return state
+
+    @classmethod
+    def from_crfsuite(cls, data, name="<crfsuite model>"):
+        """A CRF that predicts with a CRFsuite model, given as the bytes of a
+        model file (``crf1d``, as CRFsuite 0.12 and python-crfsuite write
+        them); the file is parsed and checked now (a malformed one raises
+        :class:`~skcrf.exceptions.ModelFileError` naming ``name``), and no
+        file is kept open or written: a later ``fit`` replaces the model."""
+        data = bytes(data)
+        crf = cls()
+        crf.__dict__["_crfsuite"] = CRFsuiteModel.from_bytes(data, name)
+        crf.__dict__["_crfsuite_data"] = data
+        return crf
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

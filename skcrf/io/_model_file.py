@@ -93,11 +93,23 @@ def write_model_file(path, meta, arrays):
     arrays = dict(arrays)
     arrays["__meta__"] = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"),
                                        dtype=np.uint8)
+    return _write_atomically(path, lambda fh: np.savez_compressed(fh, **arrays))
+
+
+def write_bytes_atomically(path, data):
+    """Write ``data`` to ``path`` as model files are written (atomically)."""
+    return _write_atomically(path, lambda fh: fh.write(data))
+
+
+def _write_atomically(path, write):
+    """``write(fh)`` into a temporary file beside ``path``, then rename it:
+    an interrupted write never leaves a half-written model (or loses the old
+    one); the file gets the usual permissions (0666 less the umask)."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".skcrf-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+            write(fh)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -145,7 +157,8 @@ def read_model_file(path):
 def _foreign(head):
     """What a file that is not a zip archive is, as far as its first bytes say."""
     if head.startswith(b"lCRF"):
-        what = "a CRFsuite model file, not an skcrf model file"
+        what = ("a CRFsuite model file, not an skcrf model file (skcrf.load_model and "
+                "the skcrf command line read both)")
     elif head.startswith(b"\x80") and len(head) > 1 and 2 <= head[1] <= 5:
         what = ("a Python pickle (or joblib) file, not an skcrf model file; skcrf "
                 "model files hold arrays and JSON only, and skcrf never unpickles them")

@@ -202,3 +202,20 @@ def test_convergence_warning_points_at_the_callers_line():
     with pytest.warns(ConvergenceWarning) as record:
         LinearChainCRF(max_iter=2).fit(X, y)
     assert record[0].filename == __file__
+
+
+def test_convergence_warning_of_a_pipeline_points_at_the_callers_line():
+    import numpy as np
+    import pytest
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skcrf import LinearChainCRF
+
+    X = [np.eye(3), np.eye(3)[:2]]
+    y = [["a", "b", "a"], ["b", "a"]]
+    pipe = make_pipeline(FunctionTransformer(lambda X: X), LinearChainCRF(max_iter=2))
+    with pytest.warns(ConvergenceWarning) as record:
+        pipe.fit(X, y)
+    assert record[0].filename == __file__
