@@ -67,6 +67,12 @@ def marginals(arrays, weights, n_threads=1, engine="numba"):
     return _engine(engine).marginals(arrays, weights, n_threads)
 
 
+def viterbi_sequence(arrays, weights, AT, work=None):
+    """Best path of one sequence with the compiled kernel called directly
+    (see ``_kernels.inference.viterbi_sequence``): ``(labels, score, work)``."""
+    return _engine("numba").viterbi_sequence(arrays, weights, AT, work)
+
+
 def load_kernels(weights, decoding="viterbi", n_threads=1):
     """Load (or compile) the compiled decoding kernels now rather than in the
     first prediction (see ``_kernels.inference.load_decoding``)."""

@@ -15,6 +15,7 @@ from .decode import (
     _path_scores_chunk,
     _path_scores_parallel,
     _viterbi_chunk,
+    _viterbi_one,
     _viterbi_parallel,
 )
 from .parallel import chunk_bounds, order_by_length, run_chunks
@@ -139,4 +140,21 @@ def load_decoding(weights, decoding="viterbi", n_threads=1):
             decode(arrays, weights, n_threads, np.array(edges, np.int64))
         except ValueError:
             pass     # constraints that allow no one-token path: predict will say so
+
+
+def viterbi_sequence(arrays, weights, AT, work):
+    """Best path of a single sequence, called straight (no chunks, no
+    visiting order, no threads): for callers that tag one sequence per call,
+    python-crfsuite's ``Tagger.tag`` style, where the batch drivers' set-up
+    would cost more than the decoding. ``AT`` is ``A.T`` made contiguous once
+    by the caller; ``work`` is ``(E, score)`` from the previous call (or
+    None), grown here when too short. Returns ``(labels, score, work)``."""
+    T, L = arrays.n_tokens, weights.n_labels
+    if work is None or work[0].shape[0] < T:
+        work = (np.empty((max(T, 64), L)), np.empty((max(T, 64), L)))
+    out = np.zeros(T, dtype=np.int64)
+    best = np.zeros(1)
+    _viterbi_one(0, *arrays, *weights[:2], AT, *weights[2:], work[0], work[1], out, best)
+    raise_if_no_path(np.isneginf(best), arrays.offsets)
+    return out, best, work
 

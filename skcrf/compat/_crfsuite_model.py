@@ -9,10 +9,12 @@ in CRFsuite). Items are turned into attributes by python-crfsuite's rules
 (:mod:`._items`); decoding goes through :mod:`skcrf._inference`.
 """
 
+import sys
+
 import numpy as np
 
 from .._arrays import KernelArrays, Weights
-from .._inference import marginals, path_scores, viterbi
+from .._inference import marginals, path_scores, viterbi, viterbi_sequence
 from ..io._crfsuite import read_crfsuite, write_crfsuite
 from ._items import item_attributes
 
@@ -38,6 +40,9 @@ class CRFsuiteModel:
         self.label_id = {lab: i for i, lab in enumerate(self.labels)}
         L = len(self.labels)
         self.weights = Weights.from_arrays(W, A, np.zeros(L), np.zeros(L))
+        self._AT = np.ascontiguousarray(self.weights.A.T)
+        self._work = None           # the compiled single-sequence kernel's buffers
+        self._tagged = 0            # sequences tagged with NumPy so far
 
     # -------------------------------------------------------------- files
     @classmethod
@@ -64,12 +69,13 @@ class CRFsuiteModel:
         for xseq in xseqs:
             n = 0
             for item in xseq:
-                for attr, v in (item.items() if isinstance(item, _Attributes)
-                                else item_attributes(item).items()):
-                    k = get(attr)
-                    if k is not None:
-                        indices.append(k)
-                        data.append(v)
+                if not (item.__class__ is dict and _flat_attributes(item, get, indices, data)):
+                    for attr, v in (item.items() if isinstance(item, _Attributes)
+                                    else item_attributes(item).items()):
+                        k = get(attr)
+                        if k is not None:
+                            indices.append(k)
+                            data.append(v)
                 indptr.append(len(indices))
                 n += 1
             lengths.append(n)
@@ -79,8 +85,24 @@ class CRFsuiteModel:
                             np.asarray(indices, dtype=np.int32),
                             np.asarray(data, dtype=np.float64), offsets)
 
-    def tag(self, arrays, engine="numpy"):
-        """Label index of every token (Viterbi), and each path's score."""
+    def tag(self, arrays, engine="auto"):
+        """Label index of every token (Viterbi), and each path's score.
+
+        ``engine="auto"`` tags one short sequence (a ``Tagger.tag`` call)
+        with NumPy until Numba is worth loading — when it is already loaded
+        in the process, or after :data:`_NUMPY_SEQUENCES` calls — and then
+        with the compiled kernel called directly; a batch with the batch
+        drivers (NumPy, as ``"numpy"``)."""
+        single = arrays.n_sequences == 1 and arrays.n_tokens <= _SHORT
+        if engine == "auto":
+            if single and (self._tagged >= _NUMPY_SEQUENCES or "numba" in sys.modules):
+                labels, score, self._work = viterbi_sequence(arrays, self.weights,
+                                                             self._AT, self._work)
+                return labels, score
+            self._tagged += 1
+            engine = "numpy"
+        if engine == "numpy" and single:
+            return _viterbi_one(arrays, self.weights)
         return viterbi(arrays, self.weights, 1, engine)
 
     def marginals(self, arrays, engine="numpy"):
@@ -88,6 +110,95 @@ class CRFsuiteModel:
 
     def path_scores(self, arrays, y):
         return path_scores(arrays, self.weights, y)
+
+
+def _flat_attributes(item, get, indices, data):
+    """Append the known attributes of a dict item whose keys are str and
+    whose values are str, float, int, bool or such dicts (python-crfsuite's
+    common case, nested as ``{"next": {...}}``) to ``indices`` / ``data`` and
+    return True; return False, appending nothing, for any other item (the
+    general rules of :func:`item_attributes` then apply). An attribute met
+    twice in one item appears twice: the kernels add the values of a row's
+    repeated columns, as CRFsuite adds them."""
+    ks, vs = [], []
+    try:
+        if not _fast_dict(item, "", get, ks, vs):
+            return False
+    except TypeError:       # a key that is not str (bytes, a number): the general rules
+        return False
+    indices.extend(ks)
+    data.extend(vs)
+    return True
+
+
+def _fast_dict(item, prefix, get, ks, vs):
+    # (hot: one call per item of every Tagger.tag; a non-str key fails the
+    # concatenations with a TypeError, which the caller catches)
+    add_k, add_v = ks.append, vs.append
+    for key, value in item.items():
+        cls = type(value)
+        if cls is str:
+            k, v = get(prefix + key + ":" + value), 1.0
+        elif cls is float or cls is int or cls is bool:
+            k, v = get(prefix + key), float(value)
+        elif cls is dict:
+            if not _fast_dict(value, prefix + key + ":", get, ks, vs):
+                return False
+            continue
+        else:
+            return False
+        if k is not None:
+            add_k(k)
+            add_v(v)
+    return True
+
+
+#: one sequence up to this many tokens is tagged by :func:`_viterbi_one`
+_SHORT = 256
+
+#: single sequences tagged with NumPy before the compiled kernel takes over:
+#: importing Numba and loading the kernel (~0.5 s) pays off after a few
+#: thousand calls, each ~60 us faster
+_NUMPY_SEQUENCES = 5000
+
+
+def _viterbi_one(arrays, weights):
+    """Viterbi for one short sequence with a few NumPy operations per token:
+    python-crfsuite's Tagger is called a sequence at a time, where the
+    batched NumPy engine's per-call set-up (a vectorised step per feature
+    rank) would cost more than the decoding."""
+    W, A, start, end = weights
+    indptr, indices, data = arrays.indptr, arrays.indices, arrays.data
+    T, L = arrays.n_tokens, A.shape[0]
+    if T == 0:
+        return np.zeros(0, np.int64), np.zeros(1)
+    # every token's emission scores at once: the weighted rows of its
+    # attributes summed by segment (a zero row ends the last segments)
+    rows = np.zeros((indices.size + 1, L))
+    np.multiply(W[indices], (data if data.size == indices.size else data[:1])[:, None],
+                out=rows[:-1])
+    E = np.add.reduceat(rows, indptr[:-1], axis=0)
+    empty = indptr[1:] == indptr[:-1]
+    if empty.any():
+        E[empty] = 0.0          # (reduceat gives the next row for an empty segment)
+    back = np.empty((T, L), dtype=np.int64)
+    cand = np.empty((L, L))
+    score = E[0] + start
+    cols = np.arange(L)
+    for t in range(1, T):
+        np.add(score[:, None], A, out=cand)
+        arg = back[t]
+        cand.argmax(axis=0, out=arg)
+        score = cand[arg, cols]
+        score += E[t]
+    score += end
+    best = int(score.argmax())
+    out = np.empty(T, dtype=np.int64)
+    out[-1] = best
+    for t in range(T - 1, 0, -1):
+        best = int(back[t, best])
+        out[t - 1] = best
+    return out, np.array([score[out[-1]]])
 
 
 class _Attributes(dict):

@@ -147,3 +147,36 @@ def test_truncated_or_foreign_files_are_clear_errors(crfsuite_file, tmp_path, cu
         tagger.open(str(bad))
     with pytest.raises(ValueError, match="Error opening"):
         tagger.open(str(tmp_path / "missing.crfsuite"))
+
+
+@pytest.mark.parametrize("L", [1, 3, 9, 25])
+def test_single_sequence_paths_agree_with_the_batch_kernels(L):
+    # Tagger.tag decodes one sequence per call through its own short paths
+    # (NumPy, and the compiled kernel called directly): the same labels and
+    # scores as the batch drivers, tokens without attributes included
+    import numpy as np
+
+    from skcrf._arrays import KernelArrays, Weights
+    from skcrf._inference import viterbi, viterbi_sequence
+    from skcrf.compat._crfsuite_model import _viterbi_one
+
+    rng = np.random.default_rng(L)
+    W = rng.normal(size=(40, L))
+    A = rng.normal(size=(L, L))
+    weights = Weights.from_arrays(W, A, np.zeros(L), np.zeros(L))
+    AT = np.ascontiguousarray(A.T)
+    work = None
+    for T in (1, 2, 7, 30):
+        counts = rng.integers(0, 4, size=T)
+        counts[rng.integers(0, T)] = 0                       # a token with no attribute
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        indices = rng.integers(0, 40, size=indptr[-1]).astype(np.int32)
+        data = rng.uniform(0.5, 2.0, size=indices.size)
+        arrays = KernelArrays(indptr, indices, data, np.array([0, T], np.int64))
+        labels, score = viterbi(arrays, weights)
+        mine, my_score = _viterbi_one(arrays, weights)
+        assert mine.tolist() == labels.tolist()
+        assert my_score[0] == pytest.approx(score[0], rel=1e-12)
+        direct, direct_score, work = viterbi_sequence(arrays, weights, AT, work)
+        assert direct.tolist() == labels.tolist()
+        assert direct_score[0] == score[0]
