@@ -39,11 +39,14 @@ def _crf(estimator):
     return estimator
 
 
-def _axes(ax):
+def _axes(ax, size=None):
+    """``ax``, or the axes of a new figure of ``size`` inches (matplotlib's
+    default when None) that lays itself out: tick labels and axis labels
+    are never cut off, whatever the number of labels."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots()
+        _, ax = plt.subplots(figsize=size, layout="constrained")
     return ax
 
 
@@ -89,23 +92,29 @@ class TransitionWeightsDisplay:
 
     def plot(self, ax=None, *, cmap="RdBu_r", include_values=None, values_format=".1f",
              colorbar=True):
-        ax = _axes(ax)
         M = self.matrix()
+        # a new figure grows with the matrix (~0.4 inch a cell), so that 20-60
+        # labels keep readable ticks and values
+        ax = _axes(ax, size=(max(6.4, 0.42 * M.shape[1] + 2.5),
+                             max(4.8, 0.42 * M.shape[0] + 1.5)))
         lim = np.nanmax(np.abs(M)) if np.isfinite(M).any() else 1.0
         self.im_ = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=-lim, vmax=lim)
         rows = self.labels + (["<start>"] if self.start is not None else [])
         cols = self.labels + (["<end>"] if self.end is not None else [])
-        ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
+        # many labels: vertical ticks (slanted ones would collide)
+        ax.set_xticks(range(len(cols)), cols, rotation=45 if len(cols) <= 12 else 90,
+                      ha="right" if len(cols) <= 12 else "center")
         ax.set_yticks(range(len(rows)), rows)
         ax.set_xlabel("to")
         ax.set_ylabel("from")
         if include_values is None:
-            include_values = M.size <= 400
+            include_values = M.size <= 3600          # up to 60 labels
         if include_values:
+            size = 8 if M.size <= 400 else 6
             for (i, j), v in np.ndenumerate(M):
                 if np.isfinite(v):
                     ax.text(j, i, format(v, values_format), ha="center", va="center",
-                            fontsize=8, color="white" if abs(v) > 0.6 * lim else "black")
+                            fontsize=size, color="white" if abs(v) > 0.6 * lim else "black")
         if colorbar:
             ax.figure.colorbar(self.im_, ax=ax)
         ax.set_title("Transition weights")
@@ -132,6 +141,11 @@ class TrainingCurveDisplay:
     @classmethod
     def from_estimator(cls, estimator, *, ax=None, **plot_kw):
         crf = _crf(estimator)
+        if not hasattr(crf, "loss_curve_"):
+            raise ValueError(
+                "this model has no training curve: a model read from a model file (skcrf "
+                "train, skcrf.load_model) keeps its weights, not its history; plot a model "
+                "fitted in Python, or pass the objective values to TrainingCurveDisplay.")
         disp = cls(crf.loss_curve_, getattr(crf, "validation_scores_", None),
                    getattr(crf, "best_iteration_", None))
         return disp.plot(ax=ax, **plot_kw)
@@ -204,7 +218,7 @@ class LabelScoresDisplay:
                                     **plot_kw)
 
     def plot(self, ax=None):
-        ax = _axes(ax)
+        ax = _axes(ax, size=(max(6.4, 0.55 * len(self.labels) + 2), 4.8))
         x = np.arange(len(self.labels))
         w = 0.27
         self.bars_ = [ax.bar(x + (k - 1) * w, vals, w, label=name)
@@ -213,9 +227,11 @@ class LabelScoresDisplay:
                                                         ("F1", self.f1)))]
         ax.set_xticks(x, [f"{lab}\n({n})" for lab, n in zip(self.labels, self.support)],
                       fontsize=8)
-        ax.set_ylim(0, 1.05)
+        # the legend above the bars, outside the axes: it never covers a bar
+        ax.set_ylim(0, 1.0)
         ax.set_ylabel("score")
-        ax.legend(loc="lower right")
-        ax.set_title("Scores per label (support)")
+        ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False,
+                  fontsize=8)
+        ax.set_title("Scores per label (support)", pad=22)
         self.ax_, self.figure_ = ax, ax.figure
         return self

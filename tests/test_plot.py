@@ -71,3 +71,55 @@ def test_label_scores_equal_the_metrics(bio):
     assert spans.labels == ["PER"]
     np.testing.assert_allclose(spans.f1, [per["PER"][2]])
     plt.close("all")
+
+
+def _overlaps(texts, renderer):
+    boxes = [t.get_window_extent(renderer) for t in texts if t.get_text()]
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_heat_map_of_22_labels_is_readable():
+    # a new figure grows with the labels: no overlapping tick labels, every
+    # value written, nothing cut off at the figure's edges
+    rng = np.random.default_rng(1)
+    labels = [f"B-CHUNK{i}" for i in range(22)]
+    disp = TransitionWeightsDisplay(rng.normal(size=(22, 22)), labels, rng.normal(size=22),
+                                    rng.normal(size=22)).plot()
+    fig = disp.figure_
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert not _overlaps(disp.ax_.get_xticklabels(), renderer)
+    assert not _overlaps(disp.ax_.get_yticklabels(), renderer)
+    assert len(disp.ax_.texts) == 23 * 23 - 1           # all but start -> end
+    fig_box = fig.bbox
+    for label in (disp.ax_.xaxis.label, disp.ax_.yaxis.label):
+        box = label.get_window_extent(renderer)
+        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1
+        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1
+    plt.close("all")
+
+
+def test_label_scores_legend_covers_no_bar(bio):
+    crf, X, y = bio
+    disp = LabelScoresDisplay.from_predictions(y, crf.predict(X))
+    fig = disp.figure_
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = disp.ax_.get_legend().get_window_extent(renderer)
+    for bars in disp.bars_:
+        for bar in bars:
+            assert not legend.overlaps(bar.get_window_extent(renderer))
+    plt.close("all")
+
+
+def test_training_curve_of_a_model_without_history_is_a_clear_error(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    import skcrf
+    from skcrf import SequenceFeaturizer
+
+    X, y = ["上海浦东", "开发"], [["B", "E", "B", "E"], ["B", "E"]]
+    pipe = make_pipeline(SequenceFeaturizer(), LinearChainCRF(max_iter=3)).fit(X, y)
+    loaded = skcrf.load_model(skcrf.save_model(pipe, tmp_path / "m.skcrf"))
+    with pytest.raises(ValueError, match="no training curve"):
+        TrainingCurveDisplay.from_estimator(loaded)
