@@ -18,8 +18,8 @@ __all__ = ["load_model", "save_model", "model_format", "FORMATS"]
 #: the formats save_model writes
 FORMATS = ("skcrf", "crfsuite")
 
-# a CRFsuite file is read into memory whole: refuse absurd sizes before reading
-_MAX_CRFSUITE_BYTES = 2 ** 32
+# CRFsuite and CRF++ files are read into memory whole: refuse absurd sizes first
+_MAX_MODEL_BYTES = 2 ** 32
 
 
 def model_format(path):
@@ -51,7 +51,10 @@ def load_model(path):
       :class:`skcrf.compat.CRF`, which predicts from feature dicts as
       sklearn-crfsuite does (``predict``, ``predict_marginals``,
       ``predict_topk``) and shows ``state_features_`` /
-      ``transition_features_``.
+      ``transition_features_``;
+    - a CRF++ model file (``crf_learn``'s binary or ``-t`` text form): a
+      :class:`~skcrf.io._crfpp_model.CRFppModel`, which tags column data as
+      ``crf_test`` does (``predict``, ``predict_marginals``, ``topk``).
 
     Reads plain arrays, JSON and CRFsuite's binary tables only; nothing in a
     file is executed. A file that is none of these, or malformed, raises
@@ -62,19 +65,28 @@ def load_model(path):
         from .compat import CRF
 
         size = os.path.getsize(path)
-        if size > _MAX_CRFSUITE_BYTES:
+        if size > _MAX_MODEL_BYTES:
             raise ModelFileError(f"{path}: a CRFsuite model file of {size:,} bytes, more "
                                  "than skcrf reads (4 GiB).")
         with open(path, "rb") as fh:
             return CRF.from_crfsuite(fh.read(), str(path))
     if fmt == "crfpp":
-        raise ModelFileError(
-            f"{path}: a CRF++ model file (from crf_learn). skcrf does not read CRF++ "
-            "models yet: retrain with `skcrf train -t template`, which takes the same "
-            "template and data files.")
+        return read_crfpp_file(path)
     from .io._estimators import load_model as load_skcrf
 
     return load_skcrf(path)
+
+
+def read_crfpp_file(path):
+    """The :class:`~skcrf.io._crfpp_model.CRFppModel` of a CRF++ model file."""
+    from .io._crfpp_model import read_crfpp
+
+    size = os.path.getsize(path)
+    if size > _MAX_MODEL_BYTES:
+        raise ModelFileError(f"{path}: a CRF++ model file of {size:,} bytes, more than "
+                             "skcrf reads (4 GiB).")
+    with open(path, "rb") as fh:
+        return read_crfpp(fh.read(), str(path))
 
 
 def save_model(estimator, path, format="skcrf"):

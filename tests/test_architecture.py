@@ -45,7 +45,7 @@ KERNEL_IMPORTS = {"skcrf._arrays"}
 NUMPY_ONLY = [
     "skcrf", "skcrf.cli", "skcrf.cli._main", "skcrf.cli._parser", "skcrf.cli._io",
     "skcrf.cli._tag", "skcrf._formats", "skcrf.io", "skcrf.io._validation", "skcrf.io._model",
-    "skcrf.io._model_file",
+    "skcrf.io._model_file", "skcrf.io._crfpp_model",
     "skcrf.io._columns", "skcrf._inference", "skcrf._numpy_inference",
     "skcrf.feature_extraction._units", "skcrf.feature_extraction._sources",
     "skcrf.feature_extraction._char_classes", "skcrf.feature_extraction._templates",

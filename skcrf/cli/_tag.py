@@ -4,7 +4,7 @@ for it): a short ``skcrf tag`` starts in a fraction of a second."""
 
 import math
 
-from .._formats import model_format
+from .._formats import model_format, read_crfpp_file
 from ..io._columns import iter_column_blocks
 from ..io._model import read_model
 from ._io import UserError, open_inputs, stdout
@@ -13,11 +13,12 @@ __all__ = ["cmd_tag", "cmd_segment"]
 
 
 def cmd_tag(args):
-    if model_format(args.model) == "crfsuite":
+    fmt = model_format(args.model)
+    if fmt == "crfsuite":
         from ._crfsuite import tag_crfsuite
 
         return tag_crfsuite(args)
-    model = read_model(args.model)
+    model = read_crfpp_file(args.model) if fmt == "crfpp" else read_model(args.model)
     if model.kind != "tagger":
         raise UserError(f"{args.model}: a word segmenter; use 'skcrf segment'.")
     out = stdout()
