@@ -6,12 +6,17 @@
   written by skcrf and checked to open in python-crfsuite; time of
   ``skcrf.load_model`` (parse, check, build the weights) and of
   python-crfsuite's ``Tagger.open``, best of 3 each;
+* round trip on CoNLL-2002 (``--data``): a model trained by python-crfsuite
+  on esp.train (the sklearn-crfsuite tutorial's features) loaded by
+  ``skcrf.load_model`` tags esp.testb: identical labels, largest marginal
+  difference; and a model trained by skcrf, written with
+  ``save_model(..., format="crfsuite")``, tagged by python-crfsuite;
 * tag: usaddress's shipped model (``usaddr.crfsuite``; the package is in
   the [test] extra) on synthetic addresses, one ``Tagger.tag`` call per
   sequence as usaddress makes them, microseconds per sequence, best of 5
   rounds; and whether every label agrees.
 
-    python benchmarks/claims/bench_crfsuite_files.py
+    python benchmarks/claims/bench_crfsuite_files.py --data ../shared/data
 
 Results: ``benchmarks/results/crfsuite_files.txt``.
 """
@@ -28,7 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "..")]
 
-from _common import machine  # noqa: E402
+from _common import DEFAULT_DATA, load_conll2002, machine  # noqa: E402
 
 
 def best_of(n, fn):
@@ -72,6 +77,51 @@ def bench_load(args):
           "(best of 3; CRFsuite maps the file and reads it lazily)")
 
 
+def bench_round_trip(args):
+    import pycrfsuite
+
+    import skcrf
+    from skcrf.compat import CRF
+
+    path = os.path.join(args.data, "conll2002")
+    if not os.path.isdir(path):
+        print(f"## round trip: skipped, no CoNLL-2002 under {args.data}")
+        return
+    Xtr, ytr, Xte, _ = load_conll2002(path, args.limit)
+    n_tok = sum(map(len, Xte))
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs_path = os.path.join(tmp, "crfsuite.model")
+        trainer = pycrfsuite.Trainer(verbose=False)
+        for x, y in zip(Xtr, ytr):
+            trainer.append(x, y)
+        trainer.set_params({"c1": 0.1, "c2": 0.1, "max_iterations": 100})
+        trainer.train(theirs_path)
+        ref = pycrfsuite.Tagger()
+        ref.open(theirs_path)
+        model = skcrf.load_model(theirs_path)
+        ours = model.predict(Xte)
+        marg = model.predict_marginals(Xte)
+        same = diff = 0
+        for x, labels, m in zip(Xte, ours, marg):
+            ref.set(x)
+            same += sum(a == b for a, b in zip(labels, ref.tag()))
+            for t, row in enumerate(m):
+                diff = max(diff, max(abs(p - ref.marginal(lab, t)) for lab, p in row.items()))
+        print(f"## round trip on CoNLL-2002 ({len(Xtr):,} training sentences, esp.testb "
+              f"{n_tok:,} tokens)")
+        print(f"python-crfsuite's model read by skcrf: {same:,} of {n_tok:,} labels identical, "
+              f"largest marginal difference {diff:.1e}")
+        crf = CRF(c1=0.1, c2=0.1, max_iterations=100).fit(Xtr, ytr)
+        ours_path = os.path.join(tmp, "skcrf.crfsuite")
+        skcrf.save_model(crf, ours_path, format="crfsuite")
+        tagger = pycrfsuite.Tagger()
+        tagger.open(ours_path)
+        pred = crf.predict(Xte)
+        same = sum(a == b for x, p in zip(Xte, pred) for a, b in zip(p, tagger.tag(x)))
+        print(f"skcrf's model written as a CRFsuite file, tagged by python-crfsuite: "
+              f"{same:,} of {n_tok:,} labels identical")
+
+
 def bench_tag(args):
     import pycrfsuite
     import usaddress
@@ -103,9 +153,13 @@ def main():
     ap.add_argument("--labels", type=int, default=20)
     ap.add_argument("--per-attribute", type=int, default=5)
     ap.add_argument("--sequences", type=int, default=3000)
+    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--limit", type=int, default=3000,
+                    help="training sentences of the CoNLL-2002 round trip")
     args = ap.parse_args()
     print(f"# CRFsuite model files — {date.today()} — {machine()}")
     bench_load(args)
+    bench_round_trip(args)
     bench_tag(args)
 
 
