@@ -41,12 +41,13 @@ def _crf(estimator):
 
 def _axes(ax, size=None):
     """``ax``, or the axes of a new figure of ``size`` inches (matplotlib's
-    default when None) that lays itself out: tick labels and axis labels
-    are never cut off, whatever the number of labels."""
+    default when None) that lays itself out at every draw (matplotlib's
+    tight layout, which a user's own ``tight_layout()`` call keeps): tick
+    labels and axis labels are never cut off, whatever the number of labels."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=size, layout="constrained")
+        _, ax = plt.subplots(figsize=size, layout="tight")
     return ax
 
 

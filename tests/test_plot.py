@@ -123,3 +123,12 @@ def test_training_curve_of_a_model_without_history_is_a_clear_error(tmp_path):
     loaded = skcrf.load_model(skcrf.save_model(pipe, tmp_path / "m.skcrf"))
     with pytest.raises(ValueError, match="no training curve"):
         TrainingCurveDisplay.from_estimator(loaded)
+
+
+def test_users_tight_layout_call_still_works(bio):
+    # example code written for matplotlib calls tight_layout() on the figure
+    crf, _, _ = bio
+    disp = TransitionWeightsDisplay.from_estimator(crf)
+    disp.figure_.tight_layout()
+    disp.figure_.canvas.draw()
+    plt.close("all")

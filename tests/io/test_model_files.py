@@ -172,3 +172,24 @@ def test_a_model_file_is_a_zip_of_arrays_and_json():
     assert header == b"\x93NUMPY"
     meta = read_model(DATA / "tagger_v0.1.0.skcrf").meta
     assert meta["format"] == "skcrf-model" and meta["kind"] == "tagger"
+
+
+def test_model_files_get_the_usual_permissions(tmp_path):
+    # 0666 less the umask, as other tools' files (CRF++'s: 0644), not the
+    # temporary file's private 0600
+    import os
+    import stat
+
+    from sklearn.pipeline import make_pipeline
+
+    import skcrf
+    from skcrf import LinearChainCRF, SequenceFeaturizer
+
+    pipe = make_pipeline(SequenceFeaturizer(), LinearChainCRF(max_iter=3)).fit(
+        ["上海浦东", "开发"], [["B", "E", "B", "E"], ["B", "E"]])
+    old = os.umask(0o022)
+    try:
+        path = skcrf.save_model(pipe, tmp_path / "m.skcrf")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
