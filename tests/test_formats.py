@@ -193,3 +193,19 @@ def test_skcrf_files_still_load(tmp_path):
     path = skcrf.save_model(pipe, tmp_path / "m.skcrf")
     assert skcrf.load_model(path).predict(X) == pipe.predict(X)
     assert np.asarray(skcrf.load_model(path)[-1].coef_).shape == pipe[-1].coef_.shape
+
+
+def test_a_crfsuite_file_asking_for_huge_dense_weights_is_refused(tmp_path):
+    # many labels and attributes, one feature: a small file whose dense
+    # weights would take gigabytes
+    from skcrf.io._crfsuite import write_crfsuite
+
+    labels = [f"L{i}" for i in range(20_000)]
+    attrs = [f"a{i}" for i in range(20_000)]
+    data = write_crfsuite(labels, attrs, (np.array([0]), np.array([0]), np.array([1.0])),
+                          (np.array([0]), np.array([1]), np.array([0.5])))
+    path = tmp_path / "huge.crfsuite"
+    path.write_bytes(data)
+    assert len(data) < 10 * 2**20
+    with pytest.raises(ModelFileError, match="huge.crfsuite.*dense weights"):
+        skcrf.load_model(path)

@@ -15,10 +15,19 @@ import numpy as np
 
 from .._arrays import KernelArrays, Weights
 from .._inference import marginals, path_scores, viterbi, viterbi_sequence
+from ..exceptions import ModelFileError
 from ..io._crfsuite import read_crfsuite, write_crfsuite
 from ._items import item_attributes
 
 __all__ = ["CRFsuiteModel"]
+
+#: dense weights may take this many times the file's bytes, or this many
+#: bytes, whichever is larger (a sparse model of many labels needs more than
+#: it stores; a crafted one, far more)
+_DENSE_FACTOR = 16
+_DENSE_FLOOR = 512 * 2**20
+#: as for skcrf's own model files: every decoding array is (tokens x labels)
+_MAX_LABELS = 1 << 16
 
 
 class CRFsuiteModel:
@@ -49,6 +58,17 @@ class CRFsuiteModel:
     def from_bytes(cls, data, name="<crfsuite model>"):
         m = read_crfsuite(data, name)
         L, B = len(m.labels), len(m.attributes)
+        # the weights are held dense (attributes x labels, labels x labels): a
+        # crafted file of many labels and attributes but few features would
+        # ask for far more memory than it holds
+        if L > _MAX_LABELS:
+            raise ModelFileError(f"{name}: {L:,} labels, more than skcrf decodes "
+                                 f"({_MAX_LABELS:,}).")
+        need = 8 * (B * L + L * L)
+        if need > max(_DENSE_FACTOR * len(data), _DENSE_FLOOR):
+            raise ModelFileError(
+                f"{name}: {B:,} attributes and {L:,} labels would take {need / 2**20:,.0f} "
+                f"MiB as dense weights, more than this {len(data):,}-byte file warrants.")
         W = np.zeros((B, L))
         W[m.state_attr, m.state_label] = m.state_weight
         return cls(m.labels, m.attributes, W, m.transition_matrix())

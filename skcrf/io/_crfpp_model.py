@@ -33,6 +33,7 @@ NumPy only.
 
 import re
 import struct
+from array import array
 
 import numpy as np
 
@@ -47,7 +48,9 @@ _HEADER = struct.Struct("<IidIII")           # version, type, cost_factor, maxid
 #: CRF++'s limit on a macro's row offset (kMaxContextSize)
 _MAX_ROW = 8
 _MAX_COLUMNS = 10_000
-_MAX_TEMPLATES = 100_000
+_MAX_TEMPLATES = 10_000
+#: as for skcrf's own model files: every decoding array is (tokens x labels)
+_MAX_LABELS = 1 << 16
 
 
 class CRFppModel:
@@ -219,10 +222,15 @@ def _check_common(path, version, maxid, xsize, labels, templates, size_bound):
         _fail(path, f"version {version}, skcrf reads version 100")
     if not labels or len(set(labels)) != len(labels):
         _fail(path, "no labels, or a label twice")
+    if len(labels) > _MAX_LABELS:
+        _fail(path, f"{len(labels):,} labels, more than skcrf decodes ({_MAX_LABELS:,})")
     if not 1 <= xsize <= _MAX_COLUMNS:
         _fail(path, f"xsize {xsize}")
     if len(templates) > _MAX_TEMPLATES:
         _fail(path, f"{len(templates)} templates")
+    bad = [t for t in templates if t[:1] not in ("U", "B")]
+    if bad:
+        _fail(path, f"template {bad[0][:40]!r} is neither U (unigram) nor B (bigram)")
     if not 0 < maxid <= size_bound:
         _fail(path, f"maxid {maxid} for a file of this size")
 
@@ -257,7 +265,7 @@ def _read_text(data, path):
     features = {}
     for line in blocks[3].splitlines():
         fid, sep, name = line.partition(" ")
-        if not sep or not fid.isdigit():
+        if not sep or not fid.isdigit() or len(fid) > 18:
             _fail(path, f"feature line {line[:40]!r}")
         features[name] = int(fid)
     weights = "\n".join(blocks[4:]).split()
@@ -337,8 +345,10 @@ class _DoubleArray:
     Every index is checked against the array; results are memoised."""
 
     def __init__(self, units):
-        self.base = units["base"].astype(np.int64).tolist()
-        self.check = units["check"].astype(np.int64).tolist()
+        # compact arrays that index to Python ints (4 bytes a unit, where
+        # lists would take about 36)
+        self.base = array("i", units["base"].astype(np.intc).tobytes())
+        self.check = array("I", units["check"].astype(np.uintc).tobytes())
         self.n = len(self.base)
         self.memo = {}
 

@@ -4,6 +4,7 @@ package ships it), binary and text, tag a held-out file exactly as
 — through ``skcrf.load_model`` and ``skcrf tag``; malformed files are
 clear errors."""
 
+import re
 import shutil
 import subprocess
 
@@ -139,6 +140,9 @@ def test_crafted_models_are_clear_errors(crfpp, tmp_path):
         "row": text.replace("U02:%x[0,0]", "U02:%x[99,0]", 1),
         "weight": text.rstrip("\n").rsplit("\n", 1)[0] + "\nnan\n",
         "blocks": text.split("\n\n", 1)[0],
+        "labels": text.replace("\n\n", "\n\n" + "".join(f"X{i}\n" for i in range(70_000)), 1),
+        "fid": re.sub(r"\n\d+ U", "\n" + "9" * 30 + " U", text, count=1),
+        "template": text.replace("\nU00:", "\nX00:", 1),
     }
     for name, body in cases.items():
         path = tmp_path / f"{name}.model"
