@@ -67,10 +67,17 @@ def marginals(arrays, weights, n_threads=1, engine="numba"):
     return _engine(engine).marginals(arrays, weights, n_threads)
 
 
-def viterbi_sequence(arrays, weights, AT, work=None):
+def viterbi_table(A):
+    """The transitions prepared once for :func:`viterbi_sequence` (see
+    ``_kernels.inference.viterbi_table``)."""
+    return _engine("numba").viterbi_table(A)
+
+
+def viterbi_sequence(arrays, weights, table, work=None):
     """Best path of one sequence with the compiled kernel called directly
-    (see ``_kernels.inference.viterbi_sequence``): ``(labels, score, work)``."""
-    return _engine("numba").viterbi_sequence(arrays, weights, AT, work)
+    (see ``_kernels.inference.viterbi_sequence``): ``(labels, score, work)``.
+    ``table``: :func:`viterbi_table` of the model's transitions."""
+    return _engine("numba").viterbi_sequence(arrays, weights, table, work)
 
 
 def load_kernels(weights, decoding="viterbi", n_threads=1):

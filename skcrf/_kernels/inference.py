@@ -17,6 +17,7 @@ from .decode import (
     _viterbi_chunk,
     _viterbi_one,
     _viterbi_parallel,
+    _viterbi_table,
 )
 from .parallel import chunk_bounds, order_by_length, run_chunks
 from .topk import _topk_chunk, _topk_parallel
@@ -142,19 +143,30 @@ def load_decoding(weights, decoding="viterbi", n_threads=1):
             pass     # constraints that allow no one-token path: predict will say so
 
 
-def viterbi_sequence(arrays, weights, AT, work):
+def viterbi_table(A):
+    """The transitions as the single-sequence Viterbi reads them (see
+    :func:`skcrf._kernels.decode._viterbi_table`): made once per model by
+    callers of :func:`viterbi_sequence`."""
+    return _viterbi_table(np.ascontiguousarray(A, dtype=np.float64))
+
+
+def viterbi_sequence(arrays, weights, table, work):
     """Best path of a single sequence, called straight (no chunks, no
     visiting order, no threads): for callers that tag one sequence per call,
     python-crfsuite's ``Tagger.tag`` style, where the batch drivers' set-up
-    would cost more than the decoding. ``AT`` is ``A.T`` made contiguous once
-    by the caller; ``work`` is ``(E, score)`` from the previous call (or
-    None), grown here when too short. Returns ``(labels, score, work)``."""
+    would cost more than the decoding. ``table`` is :func:`viterbi_table`
+    of the model's transitions, made once by the caller; ``work`` is the
+    previous call's work arrays (or None), grown here when too short.
+    Returns ``(labels, score, work)``."""
     T, L = arrays.n_tokens, weights.n_labels
+    if table.shape != (L + 2, L) or table.dtype != np.float64:
+        raise ValueError(f"table must be viterbi_table(A) of shape {(L + 2, L)}, got "
+                         f"{table.dtype} {table.shape}.")
     if work is None or work[0].shape[0] < T:
-        work = (np.empty((max(T, 64), L)), np.empty((max(T, 64), L)))
+        n = max(T, 64)
+        work = (np.empty((n, L)), np.empty((n, L)), np.empty((n, L + 1), dtype=np.int32))
     out = np.zeros(T, dtype=np.int64)
     best = np.zeros(1)
-    _viterbi_one(0, *arrays, *weights[:2], AT, *weights[2:], work[0], work[1], out, best)
+    _viterbi_one(0, *arrays, *weights[:2], table, *weights[2:], *work, out, best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best, work
-

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from .._arrays import KernelArrays, Weights
-from .._inference import marginals, path_scores, viterbi, viterbi_sequence
+from .._inference import marginals, path_scores, viterbi, viterbi_sequence, viterbi_table
 from ..exceptions import ModelFileError
 from ..io._crfsuite import read_crfsuite, write_crfsuite
 from ._items import item_attributes
@@ -49,7 +49,7 @@ class CRFsuiteModel:
         self.label_id = {lab: i for i, lab in enumerate(self.labels)}
         L = len(self.labels)
         self.weights = Weights.from_arrays(W, A, np.zeros(L), np.zeros(L))
-        self._AT = np.ascontiguousarray(self.weights.A.T)
+        self._table = None          # the compiled single-sequence kernel's transitions
         self._work = None           # the compiled single-sequence kernel's buffers
         self._tagged = 0            # sequences tagged with NumPy so far
 
@@ -116,8 +116,10 @@ class CRFsuiteModel:
         single = arrays.n_sequences == 1 and arrays.n_tokens <= _SHORT
         if engine == "auto":
             if single and (self._tagged >= _NUMPY_SEQUENCES or "numba" in sys.modules):
+                if self._table is None:
+                    self._table = viterbi_table(self.weights.A)
                 labels, score, self._work = viterbi_sequence(arrays, self.weights,
-                                                             self._AT, self._work)
+                                                             self._table, self._work)
                 return labels, score
             self._tagged += 1
             engine = "numpy"

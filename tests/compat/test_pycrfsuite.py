@@ -157,14 +157,14 @@ def test_single_sequence_paths_agree_with_the_batch_kernels(L):
     import numpy as np
 
     from skcrf._arrays import KernelArrays, Weights
-    from skcrf._inference import viterbi, viterbi_sequence
+    from skcrf._inference import viterbi, viterbi_sequence, viterbi_table
     from skcrf.compat._crfsuite_model import _viterbi_one
 
     rng = np.random.default_rng(L)
     W = rng.normal(size=(40, L))
     A = rng.normal(size=(L, L))
     weights = Weights.from_arrays(W, A, np.zeros(L), np.zeros(L))
-    AT = np.ascontiguousarray(A.T)
+    table = viterbi_table(A)
     work = None
     for T in (1, 2, 7, 30):
         counts = rng.integers(0, 4, size=T)
@@ -177,6 +177,6 @@ def test_single_sequence_paths_agree_with_the_batch_kernels(L):
         mine, my_score = _viterbi_one(arrays, weights)
         assert mine.tolist() == labels.tolist()
         assert my_score[0] == pytest.approx(score[0], rel=1e-12)
-        direct, direct_score, work = viterbi_sequence(arrays, weights, AT, work)
+        direct, direct_score, work = viterbi_sequence(arrays, weights, table, work)
         assert direct.tolist() == labels.tolist()
         assert direct_score[0] == score[0]

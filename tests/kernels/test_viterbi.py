@@ -1,6 +1,7 @@
 """Viterbi with sequences side by side in SIMD lanes (``_lane_viterbi``)
 against the same sequences run one at a time (bit for bit) and against
-enumeration of every label path."""
+enumeration of every label path; the pruned step of many labels
+(``_pruned_step``) against enumeration and the lanes."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from skcrf import Sequences
 from skcrf import _inference as inference
 from skcrf._arrays import Weights
-from skcrf._kernels.decode import _VITERBI_LANE_MAX_T
+from skcrf._kernels.decode import _PRUNE_MIN_LABELS, _VITERBI_LANE_MAX_T
 from tests.oracles import naive
 
 
@@ -76,3 +77,60 @@ def test_lanes_match_one_at_a_time_with_long_and_many_labels(L):
     want_labels, want_scores = _alone(X, weights)
     np.testing.assert_array_equal(labels, want_labels)
     np.testing.assert_array_equal(scores, want_scores)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pruned_step_matches_enumeration(seed):
+    # from _PRUNE_MIN_LABELS labels on, sequences run one at a time with the
+    # pruned step; ties (integer weights) and -inf transitions and starts
+    L = _PRUNE_MIN_LABELS + 1
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 4, size=10)
+    X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 4)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    labels, scores = inference.viterbi(arrays, weights)
+    W, A, start, end = weights
+    for s, x in enumerate(X):
+        if not len(x):
+            assert scores[s] == 0.0
+            continue
+        path = labels[arrays.offsets[s]:arrays.offsets[s + 1]]
+        _, all_scores = naive.scores(x, W, A, start, end)
+        np.testing.assert_allclose(naive.path_score(x, W, A, start, end, path),
+                                   all_scores.max(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(scores[s], all_scores.max(), rtol=1e-12, atol=1e-12)
+
+
+def _kept_fraction(X, weights):
+    """Mean share of previous labels the pruned step keeps on X (read from
+    the single-sequence kernel's work arrays)."""
+    table = inference.viterbi_table(weights.A)
+    L, kept, steps, work = weights.n_labels, 0, 0, None
+    for x in X:
+        arrays = Sequences.from_list([x]).kernel_arrays()
+        _, _, work = inference.viterbi_sequence(arrays, weights, table, work)
+        kept += int(work[2][1:len(x), L].sum())
+        steps += len(x) - 1
+    return kept / (steps * L)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_pruned_and_lanes_agree_bit_for_bit(scale, n_threads):
+    # strong emissions keep few labels (the pruned step throughout); weak ones
+    # keep most, and the chunk goes on in lanes after its first steps: the
+    # same labels and bits as one sequence at a time (pruned) either way
+    L = 40
+    rng = np.random.default_rng(7)
+    lengths = np.concatenate([rng.integers(1, 40, size=120), [0, 0]])
+    X, weights = _problem(rng, L, lengths, n_features=30)
+    W, A, start, end = weights
+    weights = Weights.from_arrays(W * 3 * scale, A, start, end)
+    kept = _kept_fraction(X, weights)
+    assert (kept < 0.25) if scale == 1.0 else (kept > 0.25)   # both regimes reached
+    arrays = Sequences.from_list(X).kernel_arrays()
+    labels, scores = inference.viterbi(arrays, weights, n_threads)
+    want_labels, want_scores = _alone(X, weights)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(scores, want_scores)
+    np.testing.assert_array_equal(inference.viterbi(arrays, weights, engine="numpy")[1], scores)
