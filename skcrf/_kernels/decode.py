@@ -70,13 +70,9 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
                           U8, S8, out, best_out)
         else:
             for k in range(i, i + n):
-                _viterbi_one(order[k], indptr, indices, data, offsets, W, A, table, start,
-                             end, E, score, cands, out, best_out)
-                if not lanes:
-                    T = offsets[order[k] + 1] - offsets[order[k]]
-                    for t in range(1, T):
-                        kept += cands[t, L]
-                    steps += max(T - 1, 0)
+                kept += _viterbi_one(order[k], indptr, indices, data, offsets, W, A,
+                                     table, start, end, E, score, cands, out, best_out)
+                steps += max(offsets[order[k] + 1] - offsets[order[k]] - 1, 0)
             # a model whose emissions leave many labels in the running (more
             # than a quarter kept, over the chunk's first 256 steps or more)
             # decodes the rest of the chunk in lanes: the pruned step
@@ -131,16 +127,17 @@ def _viterbi_table(A):
 def _pruned_step(score, A, table, E, t, L, cands):
     """Viterbi's forward step at t (as :func:`_max_step`, the same values)
     over the previous labels that can win: their indices, in increasing
-    order, go to ``cands[t, :K]`` and their count K to ``cands[t, L]``.
+    order, go to ``cands[t, :K]`` and their count K to ``cands[t, L]``;
+    returns K.
 
     Bound: with lo_i = score[t-1, i] + min_j A[i, j] and floor = max_i lo_i,
     a label i whose hi_i = score[t-1, i] + max_j A[i, j] is below floor
     loses to the label that gives floor for every next label j, strictly
     (rounding is monotone, so the floating-point sums keep the order of
     the exact ones). Dropping it changes no maximum and no first maximum:
-    the result is the same bits as the full step's. With emissions, a few
-    labels survive per token (1.5-3 on part-of-speech tags), so a step costs
-    about (2 + K) L operations instead of L^2; when nothing can be dropped
+    the result is the same bits as the full step's. Emissions that separate
+    the labels leave only a few in the running, so a step costs about
+    (2 + K) L operations instead of L^2; when nothing can be dropped
     (all scores close, or -inf weights in every row: floor = -inf) it is
     the full step plus two passes of L."""
     rowmax, rowmin = table[L], table[L + 1]
@@ -166,6 +163,7 @@ def _pruned_step(score, A, table, E, t, L, cands):
     for j in range(L):
         score[t, j] += E[t, j]
     cands[t, L] = K
+    return K
 
 
 @njit(**_JIT)
@@ -173,14 +171,15 @@ def _viterbi_one(s, indptr, indices, data, offsets, W, A, table, start, end, E, 
                  cands, out, best_out):
     """Viterbi of sequence s alone (E, score: work arrays of at least its
     length rows, cands the same with L + 1 columns; ``table`` from
-    :func:`_viterbi_table`). From
-    :data:`_PRUNE_MIN_LABELS` labels on, the pruned step, and the way back
-    looks only at the labels that step kept."""
+    :func:`_viterbi_table`). From :data:`_PRUNE_MIN_LABELS` labels on, the
+    pruned step, and the way back looks only at the labels that step kept.
+    Returns how many previous labels the pruned steps kept, summed over the
+    sequence (0 for the full step), which :func:`_viterbi_chunk` watches."""
     t0 = offsets[s]
     T = offsets[s + 1] - t0
     if T == 0:
         best_out[s] = 0.0
-        return
+        return 0
     L = A.shape[0]
     _emissions(indptr, indices, data, t0, T, W, E)
     for j in range(L):
@@ -189,10 +188,12 @@ def _viterbi_one(s, indptr, indices, data, offsets, W, A, table, start, end, E, 
         for t in range(1, T):
             _max_step(score, table, E, t, L)
         best_out[s] = _best_path(score, A, end, T, t0, out)
-        return
+        return 0
+    kept = 0
     for t in range(1, T):
-        _pruned_step(score, A, table, E, t, L, cands)
+        kept += _pruned_step(score, A, table, E, t, L, cands)
     best_out[s] = _best_path_pruned(score, A, end, T, t0, out, cands)
+    return kept
 
 
 @njit(**_JIT)
@@ -232,18 +233,26 @@ def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8
 
 
 @njit(**_JIT)
+def _last_label(score, end, T):
+    """The best final score with the end weights, and its label (the first
+    maximum): where both ways back start."""
+    best = -np.inf
+    arg = 0
+    for j in range(end.size):
+        v = score[T - 1, j] + end[j]
+        if v > best:
+            best = v
+            arg = j
+    return best, arg
+
+
+@njit(**_JIT)
 def _best_path(score, A, end, T, t0, out):
     """The labels of the best path into ``out[t0:t0 + T]`` from the best
     scores ``score[t, j]`` of the forward pass (the argmax recomputed along
     the path, first maximum on ties); returns the path's score."""
     L = A.shape[0]
-    best = -np.inf
-    arg = 0
-    for j in range(L):
-        v = score[T - 1, j] + end[j]
-        if v > best:
-            best = v
-            arg = j
+    best, arg = _last_label(score, end, T)
     out[t0 + T - 1] = arg
     for t in range(T - 1, 0, -1):
         b = -np.inf
@@ -265,13 +274,7 @@ def _best_path_pruned(score, A, end, T, t0, out, cands):
     increasing order). A dropped label is strictly below a kept one for
     every next label, so the first maximum is the same."""
     L = A.shape[0]
-    best = -np.inf
-    arg = 0
-    for j in range(L):
-        v = score[T - 1, j] + end[j]
-        if v > best:
-            best = v
-            arg = j
+    best, arg = _last_label(score, end, T)
     out[t0 + T - 1] = arg
     for t in range(T - 1, 0, -1):
         b = -np.inf

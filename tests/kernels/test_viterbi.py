@@ -38,6 +38,21 @@ def _alone(X, weights):
     return np.concatenate(labels), np.array(scores)
 
 
+def _check_against_enumeration(X, arrays, weights, labels, scores):
+    """Each decoded path scores the maximum over every label path, and its
+    reported score is that path's score (0 for an empty sequence)."""
+    W, A, start, end = weights
+    for s, x in enumerate(X):
+        if not len(x):
+            assert scores[s] == 0.0
+            continue
+        path = labels[arrays.offsets[s]:arrays.offsets[s + 1]]
+        _, all_scores = naive.scores(x, W, A, start, end)
+        got = naive.path_score(x, W, A, start, end, path)
+        np.testing.assert_allclose(got, all_scores.max(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(scores[s], got, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("L", [1, 2, 3, 4])
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -52,16 +67,7 @@ def test_lanes_match_one_at_a_time_and_enumeration(seed, L, n_threads):
     want_labels, want_scores = _alone(X, weights)
     np.testing.assert_array_equal(labels, want_labels)
     np.testing.assert_array_equal(scores, want_scores)   # the same bits
-    W, A, start, end = weights
-    for s, x in enumerate(X):
-        if not len(x):
-            assert scores[s] == 0.0
-            continue
-        path = labels[arrays.offsets[s]:arrays.offsets[s + 1]]
-        _, all_scores = naive.scores(x, W, A, start, end)
-        got = naive.path_score(x, W, A, start, end, path)
-        np.testing.assert_allclose(got, all_scores.max(), rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(scores[s], got, rtol=1e-12, atol=1e-12)
+    _check_against_enumeration(X, arrays, weights, labels, scores)
 
 
 @pytest.mark.parametrize("L", [5, 9, 17])
@@ -89,16 +95,7 @@ def test_pruned_step_matches_enumeration(seed):
     X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 4)
     arrays = Sequences.from_list(X).kernel_arrays()
     labels, scores = inference.viterbi(arrays, weights)
-    W, A, start, end = weights
-    for s, x in enumerate(X):
-        if not len(x):
-            assert scores[s] == 0.0
-            continue
-        path = labels[arrays.offsets[s]:arrays.offsets[s + 1]]
-        _, all_scores = naive.scores(x, W, A, start, end)
-        np.testing.assert_allclose(naive.path_score(x, W, A, start, end, path),
-                                   all_scores.max(), rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(scores[s], all_scores.max(), rtol=1e-12, atol=1e-12)
+    _check_against_enumeration(X, arrays, weights, labels, scores)
 
 
 def _kept_fraction(X, weights):
