@@ -50,6 +50,11 @@ def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
         crf = LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(X, y)
         crf.predict(X)
         crf.predict_marginals(X)
+    # many labels: Viterbi's pruned kernels (skcrf._kernels.decode_pruned)
+    many = [str(k) for k in range(32)]
+    for n_jobs in (1, 2):     # a fit loads the threaded decoding driver too
+        LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit([np.eye(32)], [many]).predict(
+            [np.eye(32), np.eye(32)[:5]])
     tokens = [[{"w": "a", "len": 1.5}, {"w": "b"}], [{"w": "b", "up": True}]]
     labels = [["B-X", "I-X"], ["O"]]
     S = SequenceDictVectorizer().fit_transform(tokens)

@@ -40,11 +40,6 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
     side by side in SIMD lanes (:func:`_lane_viterbi`), the others one at a
     time. Both give the same scores, bit for bit.
 
-    From :data:`_PRUNE_MIN_LABELS` labels on, sequences run alone with the
-    pruned step (:func:`_pruned_step`), which does a few L-term rows per
-    token where the lanes do L^2 / N_LANES vector steps, unless the step
-    keeps too many labels on this model and input (then lanes).
-
     The forward pass keeps only the best score of each (t, label): no argmax,
     no back-pointer table (less memory traffic per step); the way back
     (:func:`_best_path`) recomputes the argmax along the best path only, L
@@ -56,29 +51,19 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
     maxT = _max_length(lo, hi, offsets)
     E = np.empty((maxT, L))
     score = np.empty((maxT, L))
-    cands = np.empty((maxT, L + 1), dtype=np.int32)
-    table = _viterbi_table(A)
+    AT = np.ascontiguousarray(A.T)
     n8 = max(min(maxT, _VITERBI_LANE_MAX_T), 1) * L * N_LANES
     U8, S8 = np.empty(n8), np.empty(n8)
-    lanes = L < _PRUNE_MIN_LABELS
-    kept = steps = 0
     i = lo
     while i < hi:
         n = _lane_run(i, hi, order, offsets)
-        if lanes and n == N_LANES and _longest(order[i:i + n], offsets) <= _VITERBI_LANE_MAX_T:
+        if n == N_LANES and _longest(order[i:i + n], offsets) <= _VITERBI_LANE_MAX_T:
             _lane_viterbi(order[i:i + n], indptr, indices, data, offsets, W, A, start, end,
                           U8, S8, out, best_out)
         else:
             for k in range(i, i + n):
-                kept += _viterbi_one(order[k], indptr, indices, data, offsets, W, A,
-                                     table, start, end, E, score, cands, out, best_out)
-                steps += max(offsets[order[k] + 1] - offsets[order[k]] - 1, 0)
-            # a model whose emissions leave many labels in the running (more
-            # than a quarter kept, over the chunk's first 256 steps or more)
-            # decodes the rest of the chunk in lanes: the pruned step
-            # costs more than the lanes' full one then
-            if not lanes and steps >= 256 and 4 * kept > steps * L:
-                lanes = True
+                _viterbi_one(order[k], indptr, indices, data, offsets, W, A, AT, start,
+                             end, E, score, out, best_out)
         i += n
 
 
@@ -96,104 +81,23 @@ def _longest(seqs, offsets):
     return T
 
 
-#: from this many labels on, Viterbi runs one sequence at a time with the
-#: pruned step (fewer labels: side by side in lanes, or the full step)
-_PRUNE_MIN_LABELS = 32
-
-
 @njit(**_JIT)
-def _viterbi_table(A):
-    """What the one-sequence Viterbi reads of the transitions, (L + 2, L):
-    rows 0..L-1 ``A.T`` (row j: the weights into label j, contiguous), row L
-    each previous label's largest weight ``max_j A[i, j]``, row L + 1 its
-    smallest (the bounds of :func:`_pruned_step`)."""
-    L = A.shape[0]
-    table = np.empty((L + 2, L))
-    for i in range(L):
-        hi = A[i, 0]
-        lo = A[i, 0]
-        for j in range(L):
-            table[j, i] = A[i, j]
-            if A[i, j] > hi:
-                hi = A[i, j]
-            if A[i, j] < lo:
-                lo = A[i, j]
-        table[L, i] = hi
-        table[L + 1, i] = lo
-    return table
-
-
-@njit(**_JIT)
-def _pruned_step(score, A, table, E, t, L, cands):
-    """Viterbi's forward step at t (as :func:`_max_step`, the same values)
-    over the previous labels that can win: their indices, in increasing
-    order, go to ``cands[t, :K]`` and their count K to ``cands[t, L]``;
-    returns K.
-
-    Bound: with lo_i = score[t-1, i] + min_j A[i, j] and floor = max_i lo_i,
-    a label i whose hi_i = score[t-1, i] + max_j A[i, j] is below floor
-    loses to the label that gives floor for every next label j, strictly
-    (rounding is monotone, so the floating-point sums keep the order of
-    the exact ones). Dropping it changes no maximum and no first maximum:
-    the result is the same bits as the full step's. Emissions that separate
-    the labels leave only a few in the running, so a step costs about
-    (2 + K) L operations instead of L^2; when nothing can be dropped
-    (all scores close, or -inf weights in every row: floor = -inf) it is
-    the full step plus two passes of L."""
-    rowmax, rowmin = table[L], table[L + 1]
-    floor = -np.inf
-    for i in range(L):
-        v = score[t - 1, i] + rowmin[i]
-        if v > floor:
-            floor = v
-    K = 0
-    for i in range(L):
-        if score[t - 1, i] + rowmax[i] >= floor:
-            cands[t, K] = i
-            K += 1
-    for j in range(L):
-        score[t, j] = -np.inf
-    for k in range(K):
-        i = cands[t, k]
-        p = score[t - 1, i]
-        for j in range(L):
-            v = p + A[i, j]
-            if v > score[t, j]:
-                score[t, j] = v
-    for j in range(L):
-        score[t, j] += E[t, j]
-    cands[t, L] = K
-    return K
-
-
-@njit(**_JIT)
-def _viterbi_one(s, indptr, indices, data, offsets, W, A, table, start, end, E, score,
-                 cands, out, best_out):
-    """Viterbi of sequence s alone (E, score: work arrays of at least its
-    length rows, cands the same with L + 1 columns; ``table`` from
-    :func:`_viterbi_table`). From :data:`_PRUNE_MIN_LABELS` labels on, the
-    pruned step, and the way back looks only at the labels that step kept.
-    Returns how many previous labels the pruned steps kept, summed over the
-    sequence (0 for the full step), which :func:`_viterbi_chunk` watches."""
+def _viterbi_one(s, indptr, indices, data, offsets, W, A, AT, start, end, E, score,
+                 out, best_out):
+    """Viterbi of sequence s alone (E and score: work arrays of its length
+    or longer)."""
     t0 = offsets[s]
     T = offsets[s + 1] - t0
     if T == 0:
         best_out[s] = 0.0
-        return 0
+        return
     L = A.shape[0]
     _emissions(indptr, indices, data, t0, T, W, E)
     for j in range(L):
         score[0, j] = E[0, j] + start[j]
-    if L < _PRUNE_MIN_LABELS:
-        for t in range(1, T):
-            _max_step(score, table, E, t, L)
-        best_out[s] = _best_path(score, A, end, T, t0, out)
-        return 0
-    kept = 0
     for t in range(1, T):
-        kept += _pruned_step(score, A, table, E, t, L, cands)
-    best_out[s] = _best_path_pruned(score, A, end, T, t0, out, cands)
-    return kept
+        _max_step(score, AT, E, t, L)
+    best_out[s] = _best_path(score, A, end, T, t0, out)
 
 
 @njit(**_JIT)
@@ -258,29 +162,6 @@ def _best_path(score, A, end, T, t0, out):
         b = -np.inf
         prev = 0
         for i in range(L):
-            v = score[t - 1, i] + A[i, arg]
-            if v > b:
-                b = v
-                prev = i
-        arg = prev
-        out[t0 + t - 1] = arg
-    return best
-
-
-@njit(**_JIT)
-def _best_path_pruned(score, A, end, T, t0, out, cands):
-    """:func:`_best_path` after :func:`_pruned_step`: the argmax into token t
-    runs over the labels that step kept (``cands[t, :cands[t, L]]``, in
-    increasing order). A dropped label is strictly below a kept one for
-    every next label, so the first maximum is the same."""
-    L = A.shape[0]
-    best, arg = _last_label(score, end, T)
-    out[t0 + T - 1] = arg
-    for t in range(T - 1, 0, -1):
-        b = -np.inf
-        prev = 0
-        for k in range(cands[t, L]):
-            i = cands[t, k]
             v = score[t - 1, i] + A[i, arg]
             if v > b:
                 b = v

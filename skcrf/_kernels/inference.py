@@ -17,6 +17,12 @@ from .decode import (
     _viterbi_chunk,
     _viterbi_one,
     _viterbi_parallel,
+)
+from .decode_pruned import (
+    PRUNE_MIN_LABELS,
+    _viterbi_one_pruned,
+    _viterbi_pruned_chunk,
+    _viterbi_pruned_parallel,
     _viterbi_table,
 )
 from .parallel import chunk_bounds, order_by_length, run_chunks
@@ -60,8 +66,11 @@ def viterbi(arrays, weights, n_threads=1, bounds=None):
     if bounds is None:
         bounds = _bounds(arrays, weights.n_labels, n_threads)
     order = order_by_length(arrays.offsets, bounds)
-    run_chunks(_viterbi_chunk, _viterbi_parallel, bounds, n_threads, order,
-               *arrays, *weights, out, best)
+    # many labels: the pruned kernels (a separate compilation, which models of
+    # few labels never pay)
+    chunk, parallel = (_viterbi_pruned_chunk, _viterbi_pruned_parallel) \
+        if weights.n_labels >= PRUNE_MIN_LABELS else (_viterbi_chunk, _viterbi_parallel)
+    run_chunks(chunk, parallel, bounds, n_threads, order, *arrays, *weights, out, best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best
 
@@ -145,7 +154,7 @@ def load_decoding(weights, decoding="viterbi", n_threads=1):
 
 def viterbi_table(A):
     """The transitions as the single-sequence Viterbi reads them (see
-    :func:`skcrf._kernels.decode._viterbi_table`): made once per model by
+    :func:`skcrf._kernels.decode_pruned._viterbi_table`): made once per model by
     callers of :func:`viterbi_sequence`."""
     return _viterbi_table(np.ascontiguousarray(A, dtype=np.float64))
 
@@ -167,6 +176,10 @@ def viterbi_sequence(arrays, weights, table, work):
         work = (np.empty((n, L)), np.empty((n, L)), np.empty((n, L + 1), dtype=np.int32))
     out = np.zeros(T, dtype=np.int64)
     best = np.zeros(1)
-    _viterbi_one(0, *arrays, *weights[:2], table, *weights[2:], *work, out, best)
+    if L >= PRUNE_MIN_LABELS:
+        _viterbi_one_pruned(0, *arrays, *weights[:2], table, *weights[2:], *work, out, best)
+    else:   # the table's first L rows are A.T, what the full step reads
+        _viterbi_one(0, *arrays, *weights[:2], table[:L], *weights[2:], *work[:2], out,
+                     best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best, work

@@ -109,7 +109,7 @@ def test_viterbi_matches_the_kernel(seed, L, binary):
     # the kernel sums the emission scores in an order that depends on the
     # width (quads for 4-16 labels, the last one overlapping for 5 and 9) and
     # on whether the features are binary: the NumPy scores must be the same bits;
-    # at 40 labels the kernel prunes previous labels (decode._pruned_step)
+    # at 40 labels the kernel prunes previous labels (decode_pruned._pruned_step)
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 12, size=25)
     lengths[0] = 0                                    # empty sequences among them

@@ -9,7 +9,8 @@ import pytest
 from skcrf import Sequences
 from skcrf import _inference as inference
 from skcrf._arrays import Weights
-from skcrf._kernels.decode import _PRUNE_MIN_LABELS, _VITERBI_LANE_MAX_T
+from skcrf._kernels.decode import _VITERBI_LANE_MAX_T
+from skcrf._kernels.decode_pruned import PRUNE_MIN_LABELS
 from tests.oracles import naive
 
 
@@ -87,9 +88,9 @@ def test_lanes_match_one_at_a_time_with_long_and_many_labels(L):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_pruned_step_matches_enumeration(seed):
-    # from _PRUNE_MIN_LABELS labels on, sequences run one at a time with the
+    # from PRUNE_MIN_LABELS labels on, sequences run one at a time with the
     # pruned step; ties (integer weights) and -inf transitions and starts
-    L = _PRUNE_MIN_LABELS + 1
+    L = PRUNE_MIN_LABELS + 1
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 4, size=10)
     X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 4)
