@@ -132,3 +132,15 @@ def test_pruned_and_lanes_agree_bit_for_bit(scale, n_threads):
     np.testing.assert_array_equal(labels, want_labels)
     np.testing.assert_array_equal(scores, want_scores)
     np.testing.assert_array_equal(inference.viterbi(arrays, weights, engine="numpy")[1], scores)
+
+
+def test_single_sequence_viterbi_refuses_a_table_of_another_shape():
+    # the compiled kernel reads rows L and L + 1 of the table unchecked: a
+    # plain A.T (the argument of before) must be refused, not read past its end
+    rng = np.random.default_rng(0)
+    X, weights = _problem(rng, 40, [3])
+    arrays = Sequences.from_list(X).kernel_arrays()
+    with pytest.raises(ValueError, match="viterbi_table"):
+        inference.viterbi_sequence(arrays, weights, np.ascontiguousarray(weights.A.T))
+    labels, _, _ = inference.viterbi_sequence(arrays, weights, inference.viterbi_table(weights.A))
+    np.testing.assert_array_equal(labels, inference.viterbi(arrays, weights)[0])
