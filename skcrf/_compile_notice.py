@@ -10,7 +10,10 @@ knows when compiling, not training, is what takes the time.
 The listener is registered while :func:`compile_notice` is active (the
 command line, ``verbose`` fits): it logs one line to the ``skcrf`` logger at
 INFO level and, when given a stream, writes it there too — once per process,
-since afterwards the kernels come from the cache.
+since afterwards the kernels come from the cache. The log line and the
+printed line are said once each, apart: blocks nest (``skcrf demo`` prints to
+stderr around a quiet ``WordSegmenter.fit``), and the inner block's log line
+must not keep the outer block's stream silent.
 """
 
 import contextlib
@@ -29,7 +32,8 @@ MESSAGE = ("skcrf: compiling the Numba kernels for this problem (first use only:
 _THRESHOLD = 2.0
 
 _lock = threading.Lock()
-_announced = False
+# what has been said in this process: "log" and / or "stream"
+_said = set()
 
 
 class _Notice:
@@ -63,13 +67,16 @@ class _Notice:
                 self.announce()
 
     def announce(self):
-        global _announced
         with _lock:
-            if _announced:
-                return
-            _announced = True
-        logger.info(MESSAGE)
-        if self.stream is not None:
+            log = "log" not in _said
+            show = self.stream is not None and "stream" not in _said
+            if log:
+                _said.add("log")
+            if show:
+                _said.add("stream")
+        if log:
+            logger.info(MESSAGE)
+        if show:
             try:
                 print(MESSAGE, file=self.stream, flush=True)
             except (OSError, ValueError):     # a closed stream: the log line remains

@@ -14,7 +14,7 @@ from skcrf._compile_notice import MESSAGE, compile_notice
 
 @pytest.fixture
 def fresh(monkeypatch):
-    monkeypatch.setattr(_compile_notice, "_announced", False)
+    monkeypatch.setattr(_compile_notice, "_said", set())
     return monkeypatch
 
 
@@ -37,6 +37,19 @@ def test_said_once_when_compiling_takes_long(fresh, caplog):
     with compile_notice(stream):             # once per process
         _new_kernel()(np.ones(3))
     assert stream.getvalue() == MESSAGE + "\n"
+
+
+def test_nested_blocks_print_to_the_outer_stream(fresh, caplog):
+    # skcrf demo: the command line prints to stderr around WordSegmenter.fit,
+    # whose own block (not verbose) only logs; the inner block announcing first
+    # must not keep the outer one from printing
+    fresh.setattr(_compile_notice, "_THRESHOLD", 0.0)
+    stream = io.StringIO()
+    with caplog.at_level(logging.INFO, logger="skcrf"), compile_notice(stream):
+        with compile_notice(None):
+            _new_kernel()(np.ones(3))
+    assert stream.getvalue() == MESSAGE + "\n"
+    assert [r.getMessage() for r in caplog.records] == [MESSAGE]
 
 
 def test_silent_when_compiling_is_short_or_absent(fresh):
