@@ -30,7 +30,7 @@ from ._training.layout import build_layout, count_pairs
 from ._training.loss import CRFLoss, Objective, trim_heap
 from ._training.optimize import minimize_lbfgs, minimize_owlqn, minimize_scipy
 from ._training.penalty import ElasticNet
-from ._validation import check_labels, check_sample_weight, check_sequences
+from ._validation import check_labels, check_sample_weight, check_sequences, checked_kernel_arrays
 
 __all__ = ["LinearChainCRF"]
 
@@ -426,7 +426,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     def _arrays(self, X):
         """Validate X (once per public call) and return its kernel arrays."""
-        return check_sequences(X, n_features=self.n_features_in_).kernel_arrays()
+        return checked_kernel_arrays(X, n_features=self.n_features_in_)
 
     def _n_threads(self):
         return resolve_n_threads(self.n_jobs)

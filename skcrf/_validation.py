@@ -5,6 +5,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._arrays import ONE, KernelArrays
+from ._kernels.csr_check import BAD_INDEX, BAD_INDPTR, NOT_FINITE, check_csr
 from ._sequences import Sequences, sequence_of
 
 
@@ -15,6 +17,22 @@ def check_sequences(X, n_features=None, what="X"):
     matrices. Checks that values are finite and, when ``n_features`` is
     given, that the number of columns matches it.
     """
+    seqs = _as_sequences(X, n_features, what)
+    _checked_rows(seqs, what)
+    return _checked_n_features(seqs, n_features, what)
+
+
+def checked_kernel_arrays(X, n_features=None, what="X"):
+    """``check_sequences(X, n_features, what).kernel_arrays()``, the check and
+    the arrays from the same pass (:func:`skcrf._kernels.csr_check.check_csr`)."""
+    seqs = _as_sequences(X, n_features, what)
+    arrays = _checked_rows(seqs, what)
+    _checked_n_features(seqs, n_features, what)
+    return arrays
+
+
+def _as_sequences(X, n_features, what):
+    """``X`` as a :class:`Sequences` (not yet checked), or a clear error."""
     if isinstance(X, Sequences):
         seqs = X
     elif isinstance(X, (list, tuple)):
@@ -44,37 +62,55 @@ def check_sequences(X, n_features=None, what="X"):
             f"{what} must be a Sequences or a list of per-sequence 2-D arrays, "
             f"got {type(X).__name__}."
         )
+    return seqs
+
+
+def _checked_rows(seqs, what):
+    """Check the CSR rows of ``seqs`` (column indices in range, ``indptr``
+    well formed, values finite) and return them as the kernels' arrays
+    (:meth:`Sequences.kernel_arrays`)."""
     if seqs.binary:
-        indptr, ind, _, _ = seqs.kernel_arrays()
+        indptr, ind, _ = seqs._binary
+        data = ONE
     else:
         indptr, ind, data = seqs.X.indptr, seqs.X.indices, seqs.X.data
-    if ind.size and (ind.min() < 0 or ind.max() >= seqs.n_features):
-        bad = int(np.flatnonzero((ind < 0) | (ind >= seqs.n_features))[0])
-        row = int(np.searchsorted(indptr, bad, side="right") - 1)
+        data = np.ascontiguousarray(data, dtype=np.float64)
+        if data.size != ind.size:
+            raise ValueError(f"{what}: malformed sparse matrix ({data.size} values for "
+                             f"{ind.size} column indices).")
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    if ind.dtype == np.int32:
+        ind = np.ascontiguousarray(ind)
+        out = ind[:0]
+    else:
+        ind = np.ascontiguousarray(ind, dtype=np.int64)
+        out = np.empty(ind.size, dtype=np.int32)
+    if indptr.size != seqs.n_tokens + 1:
+        raise ValueError(f"{what}: malformed sparse rows (indptr of {indptr.size} "
+                         f"entries for {seqs.n_tokens} rows).")
+    code, where, ones = check_csr(indptr, ind, data, seqs.n_features, out)
+    if code == BAD_INDEX:
+        row = int(np.searchsorted(indptr, where, side="right") - 1)
         seq = int(sequence_of(seqs.offsets, row))
         raise ValueError(
             f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has column "
-            f"index {ind[bad]}, outside [0, {seqs.n_features})."
+            f"index {ind[where]}, outside [0, {seqs.n_features})."
         )
-    if seqs.binary:
-        if (indptr.size != seqs.n_tokens + 1 or indptr[0] != 0 or indptr[-1] != ind.size
-                or (np.diff(indptr) < 0).any()):
-            raise ValueError(f"{what}: malformed sparse rows (indptr).")
-        return _checked_n_features(seqs, n_features, what)
-    try:
-        seqs.X.check_format(full_check=True)
-    except ValueError as exc:
-        raise ValueError(f"{what}: malformed sparse matrix ({exc}).") from None
-    if data.size and not np.isfinite(data).all():
-        bad = int(np.flatnonzero(~np.isfinite(data))[0])
-        row = int(np.searchsorted(seqs.X.indptr, bad, side="right") - 1)
+    if code == BAD_INDPTR:
+        raise ValueError(f"{what}: malformed sparse rows (indptr decreases, or does not "
+                         f"start at 0 and end at the number of non-zeros: row {where}).")
+    if code == NOT_FINITE:
+        row = int(np.searchsorted(indptr, where, side="right") - 1)
         seq = int(sequence_of(seqs.offsets, row))
         raise ValueError(
             f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has a "
-            f"non-finite feature value ({data[bad]}) in column "
-            f"{ind[bad]}."
+            f"non-finite feature value ({data[where]}) in column "
+            f"{ind[where]}."
         )
-    return _checked_n_features(seqs, n_features, what)
+    indices = ind if out.size != ind.size else out
+    # values that are all 1 are binary features: the kernels then read none
+    return KernelArrays(indptr, indices, ONE if ones or seqs.binary else data,
+                        seqs.offsets)
 
 
 def _checked_n_features(seqs, n_features, what):

@@ -255,3 +255,34 @@ def test_bad_sample_weights_say_what_is_wrong(weights, says):
     X = [np.eye(2)[[0, 1]], np.eye(2)[[1, 0]]]
     with pytest.raises(ValueError, match=says):
         LinearChainCRF().fit(X, [["a", "b"], ["b", "a"]], sample_weight=weights)
+
+
+def test_predict_checks_its_input_as_fit_does():
+    """predict validates and converts its rows in one pass
+    (``checked_kernel_arrays``): the same errors as fit, and the same labels
+    for every index dtype and for values that are all ones."""
+    rng = np.random.default_rng(0)
+    mats = [sp.csr_matrix((rng.random((n, 6)) < 0.4).astype(float)) for n in (3, 4, 2)]
+    y = [list("abc"), list("abca"), list("ba")]
+    crf = LinearChainCRF(max_iter=20).fit(mats, y)
+    expected = crf.predict(mats)
+    wide = []
+    for m in mats:
+        m = m.copy()
+        m.indices = m.indices.astype(np.int64)
+        m.indptr = m.indptr.astype(np.int64)
+        wide.append(m)
+    assert crf.predict(Sequences(sp.vstack(wide, format="csr"), [3, 4, 2])) == expected
+    assert crf.predict(mats) == expected
+    bad = [m.copy() for m in mats]
+    bad[2].indices[0] = 6
+    with pytest.raises(ValueError, match="sequence 2, position 0 has column index 6"):
+        crf.predict(bad)
+    bad = [m.copy() for m in mats]
+    bad[1].data[0] = np.nan
+    with pytest.raises(ValueError, match="sequence 1, position 0 has a non-finite"):
+        crf.predict(bad)
+    seqs = Sequences(sp.vstack(mats, format="csr"), [3, 4, 2])
+    seqs.X.indptr[2] = seqs.X.indptr[3] + 1    # rows that overlap
+    with pytest.raises(ValueError, match="malformed"):
+        crf.predict(seqs)
