@@ -68,10 +68,9 @@ def _as_sequences(X, n_features, what):
 def _checked_rows(seqs, what):
     """Check the CSR rows of ``seqs`` (column indices in range, ``indptr``
     well formed, values finite) and return them as the kernels' arrays
-    (:meth:`Sequences.kernel_arrays`)."""
+    (what :meth:`Sequences.kernel_arrays` returns, built by the same pass)."""
     if seqs.binary:
-        indptr, ind, _ = seqs._binary
-        data = ONE
+        indptr, ind, data, _ = seqs.kernel_arrays()   # (stored as the kernels take them)
     else:
         indptr, ind, data = seqs.X.indptr, seqs.X.indices, seqs.X.data
         data = np.ascontiguousarray(data, dtype=np.float64)
@@ -79,38 +78,32 @@ def _checked_rows(seqs, what):
             raise ValueError(f"{what}: malformed sparse matrix ({data.size} values for "
                              f"{ind.size} column indices).")
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    if ind.dtype == np.int32:
-        ind = np.ascontiguousarray(ind)
-        out = ind[:0]
-    else:
-        ind = np.ascontiguousarray(ind, dtype=np.int64)
-        out = np.empty(ind.size, dtype=np.int32)
     if indptr.size != seqs.n_tokens + 1:
         raise ValueError(f"{what}: malformed sparse rows (indptr of {indptr.size} "
                          f"entries for {seqs.n_tokens} rows).")
+    # the kernels take int32 indices: other dtypes are copied by the check
+    copy = ind.dtype != np.int32
+    ind = np.ascontiguousarray(ind, dtype=np.int64 if copy else np.int32)
+    out = np.empty(ind.size if copy else 0, dtype=np.int32)
     code, where, ones = check_csr(indptr, ind, data, seqs.n_features, out)
     if code == BAD_INDEX:
-        row = int(np.searchsorted(indptr, where, side="right") - 1)
-        seq = int(sequence_of(seqs.offsets, row))
-        raise ValueError(
-            f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has column "
-            f"index {ind[where]}, outside [0, {seqs.n_features})."
-        )
+        raise ValueError(f"{what}: {_position(seqs, indptr, where)} has column index "
+                         f"{ind[where]}, outside [0, {seqs.n_features}).")
     if code == BAD_INDPTR:
         raise ValueError(f"{what}: malformed sparse rows (indptr decreases, or does not "
                          f"start at 0 and end at the number of non-zeros: row {where}).")
     if code == NOT_FINITE:
-        row = int(np.searchsorted(indptr, where, side="right") - 1)
-        seq = int(sequence_of(seqs.offsets, row))
-        raise ValueError(
-            f"{what}: sequence {seq}, position {row - seqs.offsets[seq]} has a "
-            f"non-finite feature value ({data[where]}) in column "
-            f"{ind[where]}."
-        )
-    indices = ind if out.size != ind.size else out
+        raise ValueError(f"{what}: {_position(seqs, indptr, where)} has a non-finite "
+                         f"feature value ({data[where]}) in column {ind[where]}.")
     # values that are all 1 are binary features: the kernels then read none
-    return KernelArrays(indptr, indices, ONE if ones or seqs.binary else data,
-                        seqs.offsets)
+    return KernelArrays(indptr, out if copy else ind, ONE if ones else data, seqs.offsets)
+
+
+def _position(seqs, indptr, p):
+    """'sequence s, position t': where non-zero ``p`` is."""
+    row = int(np.searchsorted(indptr, p, side="right") - 1)
+    seq = int(sequence_of(seqs.offsets, row))
+    return f"sequence {seq}, position {row - seqs.offsets[seq]}"
 
 
 def _checked_n_features(seqs, n_features, what):
