@@ -6,6 +6,7 @@ their ``exp`` of 0 must keep IEEE semantics. Two exceptions, each allowing
 only what cannot change inf / NaN handling, are named below.
 """
 
+from numba import njit
 
 _JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 
@@ -18,3 +19,19 @@ _JIT_RECURSION = dict(_JIT, fastmath={"reassoc", "contract"})
 # exp's polynomial with fused multiply-adds (as accurate: tested within 1.25 ulp
 # of the true value); no reassociation, which would change its range reduction
 _JIT_EXP = dict(_JIT, fastmath={"contract"})
+
+
+@njit(inline="always", **_JIT)
+def any_layout(a):
+    """A view of the 2-D array ``a`` that Numba types with layout 'A'
+    (any strides), whether ``a`` is contiguous or strided.
+
+    Numba compiles a function once per layout of its array arguments: the
+    lane kernels pass their emission and score matrices as strided views
+    (one lane of an interleaved array), the one-sequence kernels contiguous
+    matrices, so every loop they share would be compiled twice, each copy
+    adding to a cold first fit. Callers hand the shared loops this view
+    instead. The loops it serves touch each element of it a few times per
+    token, against a weight row read per non-zero: the run-time stride costs
+    them nothing measurable (``benchmarks/results/layouts_ab.txt``)."""
+    return a[:, :a.shape[1]]

@@ -8,7 +8,7 @@ Each is a chunk kernel ``*_chunk(c, bounds, ...)`` plus a ``prange`` driver
 import numpy as np
 from numba import njit, prange
 
-from ._jit import _JIT
+from ._jit import _JIT, any_layout
 from .emissions import _emissions, _value_mask
 from .forward_backward import _max_length, _posterior_buffers, _posteriors
 from .lane_forward_backward import _lane_run
@@ -97,7 +97,8 @@ def _viterbi_one(s, indptr, indices, data, offsets, W, A, AT, start, end, E, sco
         score[0, j] = E[0, j] + start[j]
     for t in range(1, T):
         _max_step(score, AT, E, t, L)
-    best_out[s] = _best_path(score, A, end, T, t0, out)
+    # (typed as the lanes' strided views are: one compiled way back)
+    best_out[s] = _best_path(any_layout(score), A, end, T, t0, out)
 
 
 @njit(**_JIT)

@@ -14,7 +14,7 @@ few labels never compiles this one.
 import numpy as np
 from numba import njit, prange
 
-from ._jit import _JIT
+from ._jit import _JIT, any_layout
 from .decode import _VITERBI_LANE_MAX_T, _lane_viterbi, _last_label, _longest
 from .emissions import _emissions
 from .forward_backward import _max_length
@@ -165,7 +165,7 @@ def _best_path_pruned(score, A, end, T, t0, out, cands):
     increasing order). A dropped label is strictly below a kept one for
     every next label, so the first maximum is the same."""
     L = A.shape[0]
-    best, arg = _last_label(score, end, T)
+    best, arg = _last_label(any_layout(score), end, T)
     out[t0 + T - 1] = arg
     for t in range(T - 1, 0, -1):
         b = -np.inf

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from ._jit import _JIT
+from ._jit import _JIT, any_layout
 from .intrinsics import prefetch_row
 from .lanes import (
     N_QUAD,
@@ -62,7 +62,7 @@ def _value_mask(data, indices):
     return np.int64(-1) if data.size == indices.size else np.int64(0)
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _emissions(indptr, indices, data, t0, T, W, out):
     """out[t, :] = sum over non-zeros (f, v) of token t0 + t of v * W[f, :L],
     L = ``out.shape[1]`` (at most ``W.shape[1]``: a training weight matrix has
@@ -70,16 +70,23 @@ def _emissions(indptr, indices, data, t0, T, W, out):
 
     Rows of 4 to 16 columns are read as quads, the token's sums held in
     registers (:func:`_emissions_quads`); wider rows as vectors of 8
-    (:func:`_emissions_wide`); narrower ones (1-3 labels) go through a
-    scalar loop, two non-zeros per step: each step's multiply-adds go to
-    ``out[t]`` once, so the chain of updates of that row through memory is
-    half as long (four per step was no faster)."""
+    (:func:`_emissions_wide`); narrower ones (1-3 labels) by
+    :func:`_emissions_narrow`. Inlined into its callers, so each loop is
+    compiled once, for an ``out`` of any layout (:func:`any_layout`)."""
     if _read_quad_count(W.shape[1]):
-        _emissions_quads(indptr, indices, data, t0, T, W, out)
-        return
-    if W.shape[1] >= _WIDE:
-        _emissions_wide(indptr, indices, data, t0, T, W, out)
-        return
+        _emissions_quads(indptr, indices, data, t0, T, W, any_layout(out))
+    elif W.shape[1] >= _WIDE:
+        _emissions_wide(indptr, indices, data, t0, T, W, any_layout(out))
+    else:
+        _emissions_narrow(indptr, indices, data, t0, T, W, any_layout(out))
+
+
+@njit(**_JIT)
+def _emissions_narrow(indptr, indices, data, t0, T, W, out):
+    """:func:`_emissions` for rows of 1-3 columns: a scalar loop, two
+    non-zeros per step: each step's multiply-adds go to ``out[t]`` once, so
+    the chain of updates of that row through memory is half as long (four
+    per step was no faster)."""
     L = out.shape[1]
     # unsigned positions (here and in the other sparse passes): no
     # negative-index wraparound in the code of every read
@@ -319,5 +326,6 @@ def _emissions_overload(indptr, indices, data, t0, T, W, out):
         return dense
 
     def compact(indptr, indices, data, t0, T, W, out):
-        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2], out)
+        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2],
+                           any_layout(out))
     return compact

@@ -13,7 +13,7 @@ against.
 import numpy as np
 from numba import njit
 
-from ._jit import _JIT, _JIT_EXP, _JIT_RECURSION
+from ._jit import _JIT, _JIT_EXP, _JIT_RECURSION, any_layout
 from .emissions import emissions
 from .intrinsics import exp_nonpositive
 
@@ -273,7 +273,7 @@ def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, expAT,
     With ``w != 0`` also adds ``w`` times the expected transition counts to ``gA``.
     """
     E, alpha, beta, U, scale, work, la, lb = bufs
-    emissions(indptr, indices, data, t0, T, W, E)
+    emissions(indptr, indices, data, t0, T, W, any_layout(E))   # as the lanes' views
     logz, scaled = _sequence_marginals(
         E[:T], U[:T], A, start, end, expA, expAT, exp_start, exp_end,
         alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T], w, gA)

@@ -76,7 +76,7 @@ def _dot3x2(a, b, c, r, q, out, col_r, col_q):
     out[2, col_q] += cq
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)   # (inlined: one compilation fewer per value type)
 def _dot(a, r):
     s = 0.0
     for j in range(r.size):

@@ -205,7 +205,10 @@ class SlotIndexer:
         nnz = int(counts.sum())
         indptr = np.zeros(n_rows + 1, dtype=np.int64)
         indices = np.empty(nnz + 1, dtype=np.int32)     # + 1: scratch
-        _csr_of_ids(self.ids, self.codes, self.coded, self.slot_col, self.code_entry,
+        # slot-major views (n_keyed, n_rows), (n_coded, n_rows): C-ordered
+        # whatever the slot counts (an (n_rows, 1) array is both C- and
+        # Fortran-ordered, and Numba would compile the kernel once per layout)
+        _csr_of_ids(self.ids.T, self.codes.T, self.coded, self.slot_col, self.code_entry,
                     column if n_ent else np.full(1, -1, dtype=np.int32), indptr, indices)
         if indptr[-1] != nnz:
             raise RuntimeError(f"CSR rows hold {indptr[-1]} features, counted {nnz}.")
@@ -444,9 +447,9 @@ def _gather_columns(ent_keys, counts, first, column, col_keys, col_counts, col_f
 @njit(**_JIT)
 def _csr_of_ids(ids, codes, coded, slot_col, code_entry, column, indptr, indices):
     """CSR rows of the columns of the entries of every slot, in slot order
-    within a row: a keyed slot's entries are in ``ids`` (n_rows, n_keyed,
-    Fortran-ordered; -1: none), a coded slot's are its codes in ``codes``
-    (0: none) through ``code_entry``. Written into ``indptr`` (n_rows + 1,
+    within a row: a keyed slot's entries are in ``ids`` (n_keyed, n_rows;
+    -1: none), a coded slot's are its codes in ``codes`` (n_coded, n_rows,
+    0: none) through ``code_entry``. Written into ``indptr`` (n_rows + 1,
     zero-filled) and ``indices`` (nnz + 1: the last element is scratch); the
     caller allocates them with NumPy, which asks the kernel for huge pages for
     large arrays (Numba's allocator does not: many more page faults).
@@ -474,10 +477,10 @@ def _csr_of_ids(ids, codes, coded, slot_col, code_entry, column, indptr, indices
             j = slot_col[s]
             if coded[s]:
                 for r in range(r0, r1):
-                    stage[r - r0, s] = col_of[j, codes[r, j]]
+                    stage[r - r0, s] = col_of[j, codes[j, r]]
             else:
                 for r in range(r0, r1):
-                    e = ids[r, j]
+                    e = ids[j, r]
                     v = column[max(e, 0)]
                     stage[r - r0, s] = v if e >= 0 else -1
         for r in range(r0, r1):
