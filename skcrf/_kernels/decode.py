@@ -110,8 +110,8 @@ def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8
     lane past its sequence's end computes values that nothing reads. Each
     best score is the running maximum over the previous labels in the same
     order as :func:`_max_step`'s (``vmax`` keeps the earlier value on ties
-    and NaN), plus the same emission: the same bits. The way back runs per
-    lane (:func:`_best_path` on the lane's strided view)."""
+    and NaN), plus the same emission: the same bits. The ways back of the
+    eight lanes run interleaved (:func:`_lane_way_back`)."""
     L = A.shape[0]
     NL = N_LANES
     T = _longest(seqs, offsets)
@@ -130,11 +130,46 @@ def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8
             for i in range(L):
                 best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
             vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
+    _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out)
+
+
+@njit(**_JIT)
+def _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out):
+    """The labels of the best paths of the lanes of :func:`_lane_viterbi`
+    (best scores ``S8``, laid out (t, label, lane); lane b holds positions
+    0..T_b - 1) into ``out``, their scores into ``best_out``: what
+    :func:`_best_path` does for one lane, for the eight lanes together.
+
+    One lane's way back is a chain of dependent steps (each step's argmax
+    over the previous labels needs the label the step before chose), L
+    compare-and-selects long: alone, it runs at the latency of that chain.
+    Interleaved step by step, the eight lanes' chains are independent work
+    that the processor overlaps. Each lane's current label is read back from
+    ``out``, where the step before wrote it. Same comparisons in the same
+    order as :func:`_best_path` (first maximum on ties): the same paths."""
+    L = A.shape[0]
+    NL = N_LANES
     S3 = S8[:T * L * NL].reshape((T, L, NL))
     for b in range(NL):
         t0 = offsets[seqs[b]]
         Tb = offsets[seqs[b] + 1] - t0
-        best_out[seqs[b]] = _best_path(S3[:, :, b], A, end, Tb, t0, out)
+        best, arg = _last_label(S3[:, :, b], end, Tb)
+        best_out[seqs[b]] = best
+        out[t0 + Tb - 1] = arg
+    for t in range(T - 1, 0, -1):
+        p0 = (t - 1) * L * NL
+        for b in range(NL):
+            t0 = offsets[seqs[b]]
+            if t < offsets[seqs[b] + 1] - t0:
+                arg = out[t0 + t]
+                bv = -np.inf
+                prev = 0
+                for i in range(L):
+                    v = S8[p0 + i * NL + b] + A[i, arg]
+                    if v > bv:
+                        bv = v
+                        prev = i
+                out[t0 + t - 1] = prev
 
 
 @njit(**_JIT)
