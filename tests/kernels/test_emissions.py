@@ -34,7 +34,7 @@ def _problem(rng, n_tokens, n_features, binary):
 
 
 @pytest.mark.parametrize("binary", [True, False])
-@pytest.mark.parametrize("width", list(range(1, 19)))
+@pytest.mark.parametrize("width", list(range(1, 19)) + [20, 24, 25, 32, 33, 40, 42, 59, 67])
 def test_emissions_match_the_dense_product(width, binary):
     rng = np.random.default_rng(width)
     indptr, indices, data, offsets, X = _problem(rng, 120, 30, binary)
@@ -57,3 +57,29 @@ def test_padded_rows_fill_only_the_labels_columns(L, binary):
     _all_emissions(indptr, indices, data, offsets, W, out[:, :L])
     np.testing.assert_allclose(out[:, :L], X @ W[:, :L], rtol=1e-12, atol=1e-12)
     assert np.isnan(out[:, L]).all()
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("width, L", [(17, 17), (24, 24), (33, 33), (42, 42), (70, 70),
+                                      (20, 18), (40, 33)])
+def test_wide_rows_add_in_the_order_of_the_non_zeros(width, L, binary):
+    """From 17 columns, each column adds its non-zeros' weights in their
+    order, multiply and add rounded apart: the same bits as a sequential sum
+    (and as the NumPy engine), whatever block or overlapping vector the
+    column falls in, into contiguous rows or a strided (lane) view."""
+    rng = np.random.default_rng(width * 100 + L)
+    indptr, indices, data, offsets, _ = _problem(rng, 90, 40, binary)
+    W = rng.normal(size=(40, width))
+    expected = np.zeros((indptr.size - 1, L))
+    for t in range(indptr.size - 1):
+        for p in range(indptr[t], indptr[t + 1]):
+            v = data[p] if data.size > 1 else 1.0
+            row = W[indices[p], :L] if binary else v * W[indices[p], :L]
+            expected[t] = expected[t] + row
+    out = np.full((indptr.size - 1, L), np.nan)
+    _all_emissions(indptr, indices, data, offsets, W, out)
+    np.testing.assert_array_equal(out, expected)
+    lanes = np.full((indptr.size - 1, L, 8), np.nan)
+    _all_emissions(indptr, indices, data, offsets, W, lanes[:, :, 3])
+    np.testing.assert_array_equal(lanes[:, :, 3], expected)
+    assert np.isnan(np.delete(lanes, 3, axis=2)).all()
