@@ -32,6 +32,6 @@ def any_layout(a):
     matrices, so every loop they share would be compiled twice, each copy
     adding to a cold first fit. Callers hand the shared loops this view
     instead. The loops it serves touch each element of it a few times per
-    token, against a weight row read per non-zero: the run-time stride costs
-    them nothing measurable (``benchmarks/results/layouts_ab.txt``)."""
+    token and read a weight row per non-zero: the run-time stride is not
+    where their time goes."""
     return a[:, :a.shape[1]]

@@ -146,7 +146,10 @@ def _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out):
     Interleaved step by step, the eight lanes' chains are independent work
     that the processor overlaps. Each lane's current label is read back from
     ``out``, where the step before wrote it. Same comparisons in the same
-    order as :func:`_best_path` (first maximum on ties): the same paths."""
+    order as :func:`_best_path` (first maximum on ties): the same paths.
+    The step is written out on the flat ``S8`` rather than shared with
+    :func:`_best_path` through a helper on a 2-D score matrix: that would
+    make a lane's view for every step of this innermost loop."""
     L = A.shape[0]
     NL = N_LANES
     S3 = S8[:T * L * NL].reshape((T, L, NL))

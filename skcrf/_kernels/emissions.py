@@ -16,6 +16,7 @@ from numba.extending import overload
 from ._jit import _JIT, any_layout
 from .intrinsics import prefetch_row
 from .lanes import (
+    N_LANES,
     N_QUAD,
     qadd,
     qfma,
@@ -128,9 +129,8 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
     the order of the non-zeros, multiply and add rounded apart (what the
     NumPy engine computes).
 
-    Sums kept in a row in memory instead (read, add, write back for every
-    non-zero) made every non-zero wait for the previous one's store: about
-    twice the time per non-zero of the quads' registers."""
+    Not a row of sums in memory: read, added to and written back for every
+    non-zero, it would make each non-zero wait for the previous one's store."""
     L = out.shape[1]
     Lw = _U(W.shape[1])
     Wf = W.reshape(-1)
@@ -141,14 +141,14 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
         p0, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         j0 = 0
         while j0 < L:
-            j0 = min(j0, L - _N_VEC)          # a last block of at least one vector
+            j0 = min(j0, L - N_LANES)          # a last block of at least one vector
             bw = min(_WIDE_BLOCK, L - j0)
-            nv = (bw + _N_VEC - 1) // _N_VEC
+            nv = (bw + N_LANES - 1) // N_LANES
             # where vectors 1-3 of the block start: never past its end
             o0 = _U(j0)
-            o1 = _U(j0 + min(_N_VEC, bw - _N_VEC))
-            o2 = _U(j0 + min(2 * _N_VEC, bw - _N_VEC))
-            o3 = _U(j0 + min(3 * _N_VEC, bw - _N_VEC))
+            o1 = _U(j0 + min(N_LANES, bw - N_LANES))
+            o2 = _U(j0 + min(2 * N_LANES, bw - N_LANES))
+            o3 = _U(j0 + min(3 * N_LANES, bw - N_LANES))
             a0 = a1 = a2 = a3 = vsplat(0.0)
             p = p0
             while p < p1:
@@ -183,16 +183,15 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
             j0 += bw
 
 
-#: columns of a block of :func:`_emissions_wide` (four vectors of 8 held in
-#: registers: 8 of AVX2's 16, 4 of AVX-512's 32)
-_WIDE_BLOCK = 32
-_N_VEC = 8
+#: columns of a block of :func:`_emissions_wide`: four vectors of N_LANES (8)
+#: held in registers (8 of AVX2's 16 registers, 4 of AVX-512's 32)
+_WIDE_BLOCK = 4 * N_LANES
 
 
 @njit(inline="always", **_JIT)
 def _store_vector_at(out, t, off, v):
     """out[t, off + i] = lane i of v (8 columns)."""
-    for i in range(_N_VEC):
+    for i in range(N_LANES):
         out[t, off + _U(i)] = vlane(v, i)
 
 
