@@ -337,7 +337,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         options = self._optimizer_options()
         options.pop("min_state_count")
         penalty = ElasticNet(self.c1, self.c2)
-        objective = Objective(terms, penalty)
+        objective = Objective(terms, penalty, n_threads=self._n_threads())
         theta0 = self._initial_parameters(layout, classes, layout.n_features)
 
         def on_iteration(record, theta):

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 import numba
 import numpy as np
 
-__all__ = ["resolve_n_threads", "numba_threads", "chunk_bounds", "run_chunks", "order_by_length"]
+__all__ = ["resolve_n_threads", "numba_threads", "chunk_bounds", "element_bounds", "run_chunks",
+           "order_by_length"]
 
 
 def resolve_n_threads(n_jobs):
@@ -95,6 +96,27 @@ def chunk_bounds(offsets, indptr, n_labels, n_chunks):
     targets = cum[-1] * np.arange(1, n_chunks) / n_chunks
     inner = np.searchsorted(cum, targets)
     return np.unique(np.concatenate([[0], inner, [n_seq]])).astype(np.int64)
+
+
+def element_bounds(n, n_threads, block=2048):
+    """Split the elements ``0:n`` of a vector into at most ``n_threads``
+    contiguous ranges for the element-wise chunk kernels (L-BFGS's passes,
+    the parameter vector's): edges on multiples of ``block`` elements, so
+    that no two threads write to one cache line, and no range smaller than
+    a block.
+
+    Returns
+    -------
+    bounds : ndarray of int64
+        Chunk ``c`` holds elements ``bounds[c]:bounds[c + 1]``; one empty
+        chunk when ``n`` is 0.
+    """
+    if n <= 0:
+        return np.zeros(2, dtype=np.int64)
+    n_chunks = max(1, min(int(n_threads), n // block + 1))
+    edges = np.round(np.linspace(0, n / block, n_chunks + 1)).astype(np.int64) * block
+    edges[-1] = n
+    return np.unique(edges)
 
 
 def run_chunks(chunk, parallel, bounds, n_threads, *args):

@@ -1,10 +1,15 @@
-"""Parameter vector <-> kernel-side weights, gradient assembly, L2.
+"""Parameter vector <-> kernel-side weights, gradient assembly, L2, steps.
 
-Serial: they run in a few ms (NumPy's fancy indexing, with its temporaries,
-was a noticeable serial step of every evaluation).
+Each pass is a chunk kernel over a range of the vector's elements (see
+:func:`skcrf._kernels.parallel.element_bounds`) with a ``prange`` driver, so
+that it runs on the fit's threads: these passes touch every parameter once
+or twice per evaluation and read the weight rows in the kernel's (frequency)
+order, not the vector's, so with a few hundred thousand parameters they were
+a noticeable serial part of a multi-threaded evaluation. (NumPy's fancy
+indexing, with its temporaries, was slower still.)
 """
 
-from numba import njit
+from numba import njit, prange
 
 from ._jit import _JIT
 
@@ -17,13 +22,38 @@ def _scatter(values, positions, flat):
 
 
 @njit(**_JIT)
-def _gather_sum(flat, positions, out):
-    """out[k] = sum over chunks c of flat[c, positions[k]]."""
-    for k in range(positions.size):
+def _scatter_chunk(c, bounds, values, positions, flat):
+    """``flat[positions[k]] = values[k]`` for ``k`` in ``bounds[c]:bounds[c + 1]``."""
+    for k in range(bounds[c], bounds[c + 1]):
+        flat[positions[k]] = values[k]
+
+
+@njit(parallel=True, **_JIT)
+def _scatter_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _scatter_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(**_JIT)
+def _gradient_chunk(c, bounds, flat, positions, empirical, theta, out, partial):
+    """For ``k`` in ``bounds[c]:bounds[c + 1]``: ``out[k]`` = (sum over buffers
+    ``b`` of ``flat[b, positions[k]]``) - ``empirical[k]``, the gradient of the
+    data term (expected minus empirical counts); ``partial[c]`` = the
+    range's ``theta . empirical`` (the score of the training labels)."""
+    te = 0.0
+    for k in range(bounds[c], bounds[c + 1]):
         acc = 0.0
-        for c in range(flat.shape[0]):
-            acc += flat[c, positions[k]]
-        out[k] = acc
+        p = positions[k]
+        for b in range(flat.shape[0]):
+            acc += flat[b, p]
+        e = empirical[k]
+        out[k] = acc - e
+        te += theta[k] * e
+    partial[c] = te
+
+
+@njit(parallel=True, **_JIT)
+def _gradient_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _gradient_chunk(c, bounds, *args)  # noqa: E701
 
 
 @njit(**_JIT)
@@ -37,11 +67,30 @@ def _subtract_empirical(theta, empirical, g):
 
 
 @njit(**_JIT)
-def _add_l2(theta, c2, g):
-    """g += 2 c2 theta in place; returns theta . theta."""
+def _l2_chunk(c, bounds, theta, c2, g, partial):
+    """``g += 2 c2 theta`` in place over ``bounds[c]:bounds[c + 1]``;
+    ``partial[c]`` = the range's ``theta . theta``."""
     tt = 0.0
-    for k in range(theta.size):
+    for k in range(bounds[c], bounds[c + 1]):
         t = theta[k]
         g[k] += 2.0 * c2 * t
         tt += t * t
-    return tt
+    partial[c] = tt
+
+
+@njit(parallel=True, **_JIT)
+def _l2_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _l2_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(**_JIT)
+def _step_chunk(c, bounds, x, d, a, out):
+    """``out = x + a d`` over ``bounds[c]:bounds[c + 1]`` (a line search's trial
+    point; one pass, where NumPy's ``d * a + x`` makes two)."""
+    for k in range(bounds[c], bounds[c + 1]):
+        out[k] = x[k] + a * d[k]
+
+
+@njit(parallel=True, **_JIT)
+def _step_parallel(bounds, *args):
+    for c in prange(bounds.size - 1): _step_chunk(c, bounds, *args)  # noqa: E701

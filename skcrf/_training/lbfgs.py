@@ -34,7 +34,7 @@ W. Chen, Z. Wang, J. Zhou (2014), "Large-scale L-BFGS using MapReduce", NIPS.
 import numpy as np
 from numba import njit, prange
 
-from .._kernels.parallel import run_chunks
+from .._kernels.parallel import element_bounds, run_chunks
 
 __all__ = ["History"]
 
@@ -149,14 +149,6 @@ def _combine_parallel(bounds, *args):
     for c in prange(bounds.size - 1): _combine_chunk(c, bounds, *args)  # noqa: E701
 
 
-def _element_bounds(n, n_threads):
-    n_chunks = max(1, min(int(n_threads), n // _BLOCK + 1))
-    # chunk edges on block multiples, so that chunks never share a cache line
-    edges = np.round(np.linspace(0, n / _BLOCK, n_chunks + 1)).astype(np.int64) * _BLOCK
-    edges[-1] = n
-    return np.unique(edges)
-
-
 class History:
     """The last ``m`` correction pairs of L-BFGS and the direction they give.
 
@@ -188,7 +180,7 @@ class History:
         self.vdot = np.zeros(2 * k)            # v . [s.., y..]
         self.vv = 0.0
         self.order = []                        # slots in use, oldest first
-        self.bounds = _element_bounds(self.n, self.n_threads)
+        self.bounds = element_bounds(self.n, self.n_threads, _BLOCK)
         self._partial = np.zeros((self.bounds.size - 1, 3, 2 * k + 1))
 
     @property

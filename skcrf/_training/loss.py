@@ -26,9 +26,21 @@ from .._kernels.objective import (
     _objective_parallel,
     _objective_parallel_compact,
 )
-from .._kernels.parallel import chunk_bounds, numba_threads, order_by_length, run_chunks
+from .._kernels.parallel import (
+    chunk_bounds,
+    element_bounds,
+    numba_threads,
+    order_by_length,
+    run_chunks,
+)
 from .._kernels.state_counts import _row_splits, _sort_token_rows
-from .._kernels.vector import _gather_sum, _scatter, _subtract_empirical
+from .._kernels.vector import (
+    _gradient_chunk,
+    _gradient_parallel,
+    _scatter_chunk,
+    _scatter_parallel,
+    _subtract_empirical,
+)
 from .layout import count_pairs
 
 __all__ = ["CRFLoss", "Objective"]
@@ -159,6 +171,10 @@ class CRFLoss:
         # 4 columns (up to 16 labels), which the sparse passes read as quads
         f, lab = np.divmod(layout.state_pos, L)
         self._pos = rank[f] * self._width + lab   # flat index of (f, lab) in _W, _gW[c]
+        # the parameter vector's state part, cut for the threads that scatter
+        # it into _W and gather its gradient from _gW
+        self._state_bounds = element_bounds(self._pos.size, self.n_threads)
+        self._te = np.zeros(self._state_bounds.size - 1)
         # (an int32 table, so the copy of the indices is made in int32 directly,
         # without an int64 temporary of 8 bytes per non-zero)
         local_indices = indices if keep else rank.astype(np.int32)[indices]
@@ -217,7 +233,8 @@ class CRFLoss:
         W, gW = self._buffers()
         g = np.empty(lay.n_params)
         if not self.compact:
-            _scatter(theta[lay.state], self._pos, W.reshape(-1))
+            run_chunks(_scatter_chunk, _scatter_parallel, self._state_bounds, self.n_threads,
+                       theta[lay.state], self._pos, W.reshape(-1))
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
         common = (A, start, end, expA, exp_start, exp_end, shifts)
@@ -244,13 +261,22 @@ class CRFLoss:
                 _objective_owned(o.blocks, o.phase, self.order, o.row_bounds, o.split,
                                    *self.arrays, self.weights, W, *common, gW[0], *sums,
                                    o.P)
-        if not self.compact:
-            _gather_sum(gW.reshape(gW.shape[0], -1), self._pos, g[lay.state])
         # g = expected counts - empirical counts, built in place
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
         g[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
-        theta_emp = _subtract_empirical(theta, self.empirical, g)
+        if self.compact:
+            theta_emp = _subtract_empirical(theta, self.empirical, g)
+        else:
+            # the state part gathered from the buffers and the empirical counts
+            # subtracted in one pass, on the fit's threads
+            te = self._te
+            run_chunks(_gradient_chunk, _gradient_parallel, self._state_bounds,
+                       self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
+                       self.empirical[lay.state], theta[lay.state], g[lay.state], te)
+            rest = slice(lay.state.stop, None)
+            theta_emp = _subtract_empirical(theta[rest], self.empirical[rest], g[rest])
+            theta_emp += te.sum()
         loss = float(np.dot(self.weights, self.log_z) - theta_emp)
         self.n_evals += 1
         return loss, g
@@ -408,11 +434,14 @@ class Objective:
         Each returns ``(loss, gradient)`` for a weight vector theta (a
         :class:`CRFLoss`, or a remote shard's evaluation).
     penalty : ElasticNet
+    n_threads : int, default=1
+        Threads of the penalty's pass over the vector (the fit's).
     """
 
-    def __init__(self, terms, penalty):
+    def __init__(self, terms, penalty, n_threads=1):
         self.terms = list(terms)
         self.penalty = penalty
+        self.n_threads = int(n_threads)
         self.n_evals = 0
 
     def __call__(self, theta):
@@ -422,6 +451,6 @@ class Objective:
             fk, gk = term(theta)
             f += fk
             g += gk
-        f += self.penalty.add_smooth(theta, g)
+        f += self.penalty.add_smooth(theta, g, self.n_threads)
         self.n_evals += 1
         return float(f), g

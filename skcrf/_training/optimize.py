@@ -40,6 +40,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from .._kernels.parallel import element_bounds, run_chunks
+from .._kernels.vector import _step_chunk, _step_parallel
 from .lbfgs import History
 from .line_search import more_thuente
 
@@ -232,6 +234,7 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
     f, g = fun(x)
     n_evals = 1
     history = History(x.size, m, n_threads=n_threads, dtype=history_dtype)
+    bounds = element_bounds(x.size, n_threads)
     history.refresh(g)
     _require_finite(f, history.vv, "at the initial weights")
     d = np.empty_like(x)
@@ -255,8 +258,8 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
             # the search continues from this step: the previous trial's point
             # and gradient are not needed any more (two vectors less at peak)
             trial.clear()
-            xa = np.multiply(d, a)
-            xa += x
+            xa = np.empty_like(x)
+            run_chunks(_step_chunk, _step_parallel, bounds, n_threads, x, d, a, xa)
             fa, ga = fun(xa)
             trial.update(x=xa, f=fa, g=ga)
             slope = float(np.dot(ga, d))

@@ -14,6 +14,7 @@ are evaluated on a cluster.
 import numpy as np
 
 from .._kernels import vector as K
+from .._kernels.parallel import element_bounds, run_chunks
 
 __all__ = ["ElasticNet"]
 
@@ -25,11 +26,15 @@ class ElasticNet:
         self.c1 = float(c1)
         self.c2 = float(c2)
 
-    def add_smooth(self, theta, g):
-        """Add the gradient of ``c2 ||theta||^2`` to ``g`` in place; return its value."""
+    def add_smooth(self, theta, g, n_threads=1):
+        """Add the gradient of ``c2 ||theta||^2`` to ``g`` in place; return its
+        value. ``n_threads``: threads of the pass (the fit's)."""
         if self.c2 == 0.0:
             return 0.0
-        return self.c2 * K._add_l2(theta, self.c2, g)
+        bounds = element_bounds(theta.size, n_threads)
+        partial = np.zeros(bounds.size - 1)
+        run_chunks(K._l2_chunk, K._l2_parallel, bounds, n_threads, theta, self.c2, g, partial)
+        return self.c2 * float(partial.sum())
 
     def value(self, theta):
         """The whole penalty at ``theta``."""

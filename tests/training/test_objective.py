@@ -192,6 +192,30 @@ def test_two_threads_give_the_same_objective_and_gradient():
     np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
 
 
+def test_parameter_passes_on_two_threads_give_the_same_objective_and_gradient():
+    """With more than a block of state parameters, the scatter of theta into
+    the weight rows, the gradient's gather and the L2 term run in two chunks:
+    same loss and gradient as one thread."""
+    rng = np.random.default_rng(3)
+    L, F = 4, 1500                      # 6,000 state parameters: three blocks
+    X, y, W, A, start, end = random_problem(rng, n_seq=60, max_len=10, n_labels=L,
+                                            n_features=F, density=0.01)
+    obj1, layout, loss1 = _setup(X, y, L, True, c2=0.5, n_threads=1)
+    obj2, _, loss2 = _setup(X, y, L, True, c2=0.5, n_threads=2)
+    assert loss1._state_bounds.size == 2 and loss2._state_bounds.size == 3
+    theta = layout.pack(W, A, start, end)
+    f1, g1 = obj1(theta)
+    f2, g2 = obj2(theta)
+    assert f2 == pytest.approx(f1, rel=1e-12)
+    np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+    # and both are the objective: one coordinate by finite differences
+    k = int(np.argmax(np.abs(g2[layout.state])))
+    e = np.zeros_like(theta)
+    e[k] = 1e-5
+    fd = (obj2(theta + e)[0] - obj2(theta - e)[0]) / 2e-5
+    assert g2[k] == pytest.approx(fd, rel=1e-5)
+
+
 def _csr_indices(X):
     """The column indices of the CSR rows of ``X`` (a list of dense matrices)."""
     return sp.csr_matrix(np.concatenate(X)).indices
