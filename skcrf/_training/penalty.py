@@ -25,13 +25,17 @@ class ElasticNet:
     def __init__(self, c1=0.0, c2=1.0):
         self.c1 = float(c1)
         self.c2 = float(c2)
+        self._bounds = None     # (vector size, threads) -> their element_bounds
 
     def add_smooth(self, theta, g, n_threads=1):
         """Add the gradient of ``c2 ||theta||^2`` to ``g`` in place; return its
         value. ``n_threads``: threads of the pass (the fit's)."""
         if self.c2 == 0.0:
             return 0.0
-        bounds = element_bounds(theta.size, n_threads)
+        key = (theta.size, n_threads)
+        if self._bounds is None or self._bounds[0] != key:
+            self._bounds = (key, element_bounds(theta.size, n_threads))
+        bounds = self._bounds[1]
         partial = np.zeros(bounds.size - 1)
         run_chunks(K._l2_chunk, K._l2_parallel, bounds, n_threads, theta, self.c2, g, partial)
         return self.c2 * float(partial.sum())
