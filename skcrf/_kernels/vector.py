@@ -15,13 +15,6 @@ from ._jit import _JIT
 
 
 @njit(**_JIT)
-def _scatter(values, positions, flat):
-    """flat[positions[k]] = values[k]."""
-    for k in range(positions.size):
-        flat[positions[k]] = values[k]
-
-
-@njit(**_JIT)
 def _scatter_chunk(c, bounds, values, positions, flat):
     """``flat[positions[k]] = values[k]`` for ``k`` in ``bounds[c]:bounds[c + 1]``."""
     for k in range(bounds[c], bounds[c + 1]):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._arrays import boundary_masks
 from .._kernels.pair_counts import _mask_keys, _mask_row_sizes, _pair_counts, _seen_label_masks
-from .._kernels.vector import _scatter
+from .._kernels.vector import _scatter_chunk
 
 __all__ = ["PairCounts", "count_pairs", "ParameterLayout", "build_layout"]
 
@@ -153,7 +153,9 @@ class ParameterLayout:
     def unpack(self, theta):
         """Dense ``(W, A, start, end)`` from a parameter vector; W is (n_features, n_labels)."""
         W = np.zeros((self.n_features, self.n_labels))
-        _scatter(np.ascontiguousarray(theta[self.state]), self.state_pos, W.reshape(-1))
+        # (the objective's scatter, on the whole vector: one compiled kernel for both)
+        _scatter_chunk(0, np.array([0, self.state_pos.size], dtype=np.int64),
+                       np.ascontiguousarray(theta[self.state]), self.state_pos, W.reshape(-1))
         A, start, end = self.unpack_transitions(theta)
         return W, A, start, end
 

@@ -274,9 +274,10 @@ class CRFLoss:
             run_chunks(_gradient_chunk, _gradient_parallel, self._state_bounds,
                        self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
                        self.empirical[lay.state], theta[lay.state], g[lay.state], te)
+            # the few transition, start and end parameters
             rest = slice(lay.state.stop, None)
-            theta_emp = _subtract_empirical(theta[rest], self.empirical[rest], g[rest])
-            theta_emp += te.sum()
+            g[rest] -= self.empirical[rest]
+            theta_emp = float(te.sum() + np.dot(theta[rest], self.empirical[rest]))
         loss = float(np.dot(self.weights, self.log_z) - theta_emp)
         self.n_evals += 1
         return loss, g
