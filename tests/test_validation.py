@@ -157,11 +157,11 @@ def test_keyboard_interrupt_leaves_the_estimator_as_it_was(monkeypatch):
     calls = {"n": 0}
     original = objective.CRFLoss.__call__
 
-    def interrupted(self, theta):
+    def interrupted(self, theta, *args):
         calls["n"] += 1
         if calls["n"] == 4:
             raise KeyboardInterrupt
-        return original(self, theta)
+        return original(self, theta, *args)
 
     monkeypatch.setattr(objective.CRFLoss, "__call__", interrupted)
     crf = LinearChainCRF()

@@ -125,10 +125,10 @@ def child_skcrf(args):
     seen = {"t": 0.0, "n": 0, "loss": None}
     call, init = _loss.CRFLoss.__call__, _loss.CRFLoss.__init__
 
-    def timed(self, theta):
+    def timed(self, theta, *args):
         t0 = time.perf_counter()
         try:
-            return call(self, theta)
+            return call(self, theta, *args)
         finally:
             seen["t"] += time.perf_counter() - t0
             seen["n"] += 1

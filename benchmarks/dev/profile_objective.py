@@ -234,10 +234,10 @@ def main():
     spent = {"t": 0.0, "n": 0}
     call = _objective.CRFLoss.__call__
 
-    def timed(self, theta):
+    def timed(self, theta, *args):
         t0 = time.perf_counter()
         try:
-            return call(self, theta)
+            return call(self, theta, *args)
         finally:
             spent["t"] += time.perf_counter() - t0
             spent["n"] += 1

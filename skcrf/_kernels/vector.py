@@ -27,21 +27,26 @@ def _scatter_parallel(bounds, *args):
 
 
 @njit(**_JIT)
-def _gradient_chunk(c, bounds, flat, positions, empirical, theta, out, partial):
+def _gradient_chunk(c, bounds, flat, positions, empirical, theta, c2, out, partial):
     """For ``k`` in ``bounds[c]:bounds[c + 1]``: ``out[k]`` = (sum over buffers
-    ``b`` of ``flat[b, positions[k]]``) - ``empirical[k]``, the gradient of the
-    data term (expected minus empirical counts); ``partial[c]`` = the
-    range's ``theta . empirical`` (the score of the training labels)."""
+    ``b`` of ``flat[b, positions[k]]``) - ``empirical[k]`` + ``2 c2 theta[k]``:
+    the gradient of the data term (expected minus empirical counts) and of
+    an L2 term; ``partial[c]`` = the range's ``(theta . empirical, theta .
+    theta)`` (the score of the training labels, and the L2 term's norm)."""
     te = 0.0
+    tt = 0.0
     for k in range(bounds[c], bounds[c + 1]):
         acc = 0.0
         p = positions[k]
         for b in range(flat.shape[0]):
             acc += flat[b, p]
         e = empirical[k]
-        out[k] = acc - e
-        te += theta[k] * e
-    partial[c] = te
+        t = theta[k]
+        out[k] = (acc - e) + 2.0 * c2 * t
+        te += t * e
+        tt += t * t
+    partial[c, 0] = te
+    partial[c, 1] = tt
 
 
 @njit(parallel=True, **_JIT)

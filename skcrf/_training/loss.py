@@ -42,6 +42,7 @@ from .._kernels.vector import (
     _subtract_empirical,
 )
 from .layout import count_pairs
+from .penalty import ElasticNet
 
 __all__ = ["CRFLoss", "Objective"]
 
@@ -174,7 +175,7 @@ class CRFLoss:
         # the parameter vector's state part, cut for the threads that scatter
         # it into _W and gather its gradient from _gW
         self._state_bounds = element_bounds(self._pos.size, self.n_threads)
-        self._te = np.zeros(self._state_bounds.size - 1)
+        self._te = np.zeros((self._state_bounds.size - 1, 2))
         # (an int32 table, so the copy of the indices is made in int32 directly,
         # without an int64 temporary of 8 bytes per non-zero)
         local_indices = indices if keep else rank.astype(np.int32)[indices]
@@ -226,8 +227,14 @@ class CRFLoss:
     def parallel(self):
         return self.bounds.size > 2
 
-    def loss_gradient(self, theta):
-        """Return ``(loss(theta), gradient)``; the gradient is a new array."""
+    def loss_gradient(self, theta, c2=0.0):
+        """Return ``(loss(theta), gradient)``; the gradient is a new array.
+
+        ``c2``: the strength of an L2 term ``c2 ||theta||^2`` to include in
+        both, its gradient added in the pass that assembles the state
+        gradient (what :class:`Objective` asks of a single term) instead of
+        one more pass over the vector.
+        """
         lay = self.layout
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         W, gW = self._buffers()
@@ -267,18 +274,23 @@ class CRFLoss:
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
         if self.compact:
             theta_emp = _subtract_empirical(theta, self.empirical, g)
+            penalty = ElasticNet(0.0, c2).add_smooth(theta, g, self.n_threads) if c2 else 0.0
         else:
-            # the state part gathered from the buffers and the empirical counts
-            # subtracted in one pass, on the fit's threads
-            te = self._te
+            # the state part gathered from the buffers, the empirical counts
+            # subtracted and the L2 gradient added in one pass, on the fit's threads
+            sums = self._te
             run_chunks(_gradient_chunk, _gradient_parallel, self._state_bounds,
                        self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
-                       self.empirical[lay.state], theta[lay.state], g[lay.state], te)
+                       self.empirical[lay.state], theta[lay.state], float(c2),
+                       g[lay.state], sums)
             # the few transition, start and end parameters
             rest = slice(lay.state.stop, None)
             g[rest] -= self.empirical[rest]
-            theta_emp = float(te.sum() + np.dot(theta[rest], self.empirical[rest]))
-        loss = float(np.dot(self.weights, self.log_z) - theta_emp)
+            g[rest] += 2.0 * c2 * theta[rest]
+            te, tt = sums.sum(axis=0)
+            theta_emp = float(te + np.dot(theta[rest], self.empirical[rest]))
+            penalty = c2 * float(tt + np.dot(theta[rest], theta[rest]))
+        loss = float(np.dot(self.weights, self.log_z) - theta_emp) + penalty
         self.n_evals += 1
         return loss, g
 
@@ -447,11 +459,15 @@ class Objective:
 
     def __call__(self, theta):
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        f, g = self.terms[0](theta)
-        for term in self.terms[1:]:
-            fk, gk = term(theta)
-            f += fk
-            g += gk
-        f += self.penalty.add_smooth(theta, g, self.n_threads)
+        if len(self.terms) == 1 and isinstance(self.terms[0], CRFLoss):
+            # one local term adds the L2 term in its own last pass
+            f, g = self.terms[0](theta, self.penalty.c2)
+        else:
+            f, g = self.terms[0](theta)
+            for term in self.terms[1:]:
+                fk, gk = term(theta)
+                f += fk
+                g += gk
+            f += self.penalty.add_smooth(theta, g, self.n_threads)
         self.n_evals += 1
         return float(f), g

@@ -35,16 +35,22 @@ def test_passes_match_numpy_exactly(n, n_threads):
     expected[positions] = theta
     assert np.array_equal(flat, expected)
 
-    # gradient: the buffers summed in order, minus the empirical counts
+    # gradient: the buffers summed in order, minus the empirical counts, plus
+    # the L2 term's 2 c2 theta (the bits of the separate passes it replaces)
     buffers = rng.normal(size=(3, 2 * n + 3))
     empirical = rng.integers(0, 4, n).astype(float)
-    g = np.full(n, np.nan)
-    partial = np.zeros(bounds.size - 1)
-    run_chunks(K._gradient_chunk, K._gradient_parallel, bounds, n_threads, buffers,
-               positions, empirical, theta, g, partial)
-    ref = (buffers[0, positions] + buffers[1, positions]) + buffers[2, positions]
-    assert np.array_equal(g, ref - empirical)
-    assert partial.sum() == pytest.approx(theta @ empirical, rel=1e-12, abs=1e-12)
+    for c2 in (0.0, 0.3):
+        g = np.full(n, np.nan)
+        partial = np.zeros((bounds.size - 1, 2))
+        run_chunks(K._gradient_chunk, K._gradient_parallel, bounds, n_threads, buffers,
+                   positions, empirical, theta, c2, g, partial)
+        ref = (buffers[0, positions] + buffers[1, positions]) + buffers[2, positions]
+        ref -= empirical
+        ref += 2.0 * c2 * theta
+        assert np.array_equal(g, ref)
+        te, tt = partial.sum(axis=0)
+        assert te == pytest.approx(theta @ empirical, rel=1e-12, abs=1e-12)
+        assert tt == pytest.approx(theta @ theta, rel=1e-12, abs=1e-12)
 
     # L2: g += 2 c2 theta, and theta . theta
     g2 = g.copy()

@@ -208,12 +208,29 @@ def test_parameter_passes_on_two_threads_give_the_same_objective_and_gradient():
     f2, g2 = obj2(theta)
     assert f2 == pytest.approx(f1, rel=1e-12)
     np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-12)
+    # the L2 term added in the gradient's pass (one local term) is the
+    # penalty's own, added apart (what several terms get)
+    split = Objective([loss1, _ZeroTerm(theta.size)], ElasticNet(0.0, 0.5))
+    f3, g3 = split(theta)
+    assert f3 == pytest.approx(f1, rel=1e-12)
+    np.testing.assert_array_equal(g3, g1)
     # and both are the objective: one coordinate by finite differences
     k = int(np.argmax(np.abs(g2[layout.state])))
     e = np.zeros_like(theta)
     e[k] = 1e-5
     fd = (obj2(theta + e)[0] - obj2(theta - e)[0]) / 2e-5
     assert g2[k] == pytest.approx(fd, rel=1e-5)
+
+
+class _ZeroTerm:
+    """A data term that adds nothing: an Objective of two terms, whose
+    penalty is then added apart from the terms' passes."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __call__(self, theta):
+        return 0.0, np.zeros(self.n)
 
 
 def _csr_indices(X):
