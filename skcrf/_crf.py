@@ -307,9 +307,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         layout = self._layout(counts, masks)
         n_threads = resolve_n_threads(self.n_jobs)
         loss = CRFLoss(arrays, y_idx, weights, layout, counts, n_threads=n_threads)
-        # (the layout keeps what it needs of the counts; the loss, the arrays it
-        # reads: a renumbered copy of the indices, or these. An int32 copy that
-        # kernel_arrays made of int64 indices is not held twice through the fit)
+        # (the layout and the loss keep what they need: no second index copy held)
         del counts, y_idx, arrays
         trim_heap()
         monitor = None
