@@ -123,6 +123,7 @@ class CRFLoss:
         # buffers reused by every evaluation: the state weights every thread
         # reads and their gradient
         self._W = self._gW = None
+        self._l2 = None
         self._buffers()
         self._gA = np.zeros((n_chunks, L, L))
         self._gS = np.zeros((n_chunks, L))
@@ -274,7 +275,11 @@ class CRFLoss:
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
         if self.compact:
             theta_emp = _subtract_empirical(theta, self.empirical, g)
-            penalty = ElasticNet(0.0, c2).add_smooth(theta, g, self.n_threads) if c2 else 0.0
+            penalty = 0.0
+            if c2:
+                if self._l2 is None or self._l2.c2 != c2:
+                    self._l2 = ElasticNet(0.0, c2)   # (it keeps its thread ranges)
+                penalty = self._l2.add_smooth(theta, g, self.n_threads)
         else:
             # the state part gathered from the buffers, the empirical counts
             # subtracted and the L2 gradient added in one pass, on the fit's threads
