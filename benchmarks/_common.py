@@ -84,6 +84,21 @@ def timed_fit(model, X, y):
     return {"fit_s": fit_s, "fit_peak_rss_mb": vm_hwm_mb(), "rss_before_fit_mb": before}
 
 
+def first_and_best(fn, repeats=5):
+    """Seconds of a first call of ``fn()`` and the best of ``repeats`` more
+    (``inf`` when ``repeats`` is 0): e.g. the first ``predict`` after a fit,
+    its inputs and weights not yet in the processor's caches, and a warm one."""
+    t = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return first, best
+
+
 def first_call():
     """Seconds of the first fit + predict in a process (Numba compiles or loads
     its cache), serial and parallel kernels; and of the import before it."""

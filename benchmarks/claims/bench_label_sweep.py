@@ -44,7 +44,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from _common import DEFAULT_DATA, machine, reset_peak_rss, run_json_child, vm_hwm_mb, vm_rss_mb
+from _common import (
+    DEFAULT_DATA,
+    first_and_best,
+    machine,
+    reset_peak_rss,
+    run_json_child,
+    vm_hwm_mb,
+    vm_rss_mb,
+)
 from _corpora import LABELS, build
 
 #: training sentences per corpus (None: all), so that CRFsuite's fit takes
@@ -148,14 +156,8 @@ def child_skcrf(args):
     fit_s = time.perf_counter() - t
     peak = vm_hwm_mb()
     _loss.CRFLoss.__call__, _loss.CRFLoss.__init__ = call, init
-    t = time.perf_counter()
-    model.predict(Xte)
-    first_s = time.perf_counter() - t
-    best = float("inf")
-    for _ in range(5):
-        t = time.perf_counter()
-        pred = model.predict(Xte)
-        best = min(best, time.perf_counter() - t)
+    first_s, best = first_and_best(lambda: model.predict(Xte))
+    pred = model.predict(Xte)
     n_test = sum(len(s) for s in yte)
     out = {"fit_s": fit_s, "n_iter": model.n_iter_, "objective": model.objective_,
            "fit_added_mb": peak - before, "predict_tps": n_test / best,

@@ -15,7 +15,6 @@ of 5 more. Alternate the checkouts in a shell loop and compare pairs:
 import json
 import os
 import sys
-import time
 import warnings
 
 checkout = os.path.abspath(sys.argv[1])
@@ -25,7 +24,7 @@ sys.path.insert(0, checkout)
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 warnings.simplefilter("ignore")
 
-from _common import load_conll2002, vectorise  # noqa: E402
+from _common import first_and_best, load_conll2002, timed_fit, vectorise  # noqa: E402
 
 import skcrf  # noqa: E402
 from skcrf import LinearChainCRF  # noqa: E402
@@ -35,16 +34,7 @@ Xtr, ytr, Xte, _ = load_conll2002(data)
 S, T = vectorise(Xtr, Xte)
 crf = LinearChainCRF(max_iter=40, all_possible_transitions=False, start_end_transitions=False)
 crf.fit(S, ytr)
-t = time.perf_counter()
-crf.fit(S, ytr)
-fit = time.perf_counter() - t
-t = time.perf_counter()
-crf.predict(T)
-first = time.perf_counter() - t
-best = float("inf")
-for _ in range(5):
-    t = time.perf_counter()
-    crf.predict(T)
-    best = min(best, time.perf_counter() - t)
+fit = timed_fit(crf, S, ytr)["fit_s"]
+first, best = first_and_best(lambda: crf.predict(T))
 print(json.dumps({"fit": fit, "predict": best, "first_predict": first,
                   "objective": crf.objective_}))

@@ -10,7 +10,6 @@ each followed by the first predict of the test set and the best of 5 more.
 import argparse
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -18,7 +17,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 warnings.simplefilter("ignore")
 
-from _common import DEFAULT_DATA  # noqa: E402
+from _common import DEFAULT_DATA, first_and_best  # noqa: E402
 from _corpora import build  # noqa: E402
 
 from skcrf import LinearChainCRF, Sequences  # noqa: E402
@@ -37,12 +36,5 @@ for form, X in kinds:
     for _ in range(3):
         crf = LinearChainCRF(max_iter=30, all_possible_transitions=False,
                              start_end_transitions=False).fit(Xtr, ytr)
-        t = time.perf_counter()
-        crf.predict(X)
-        first = time.perf_counter() - t
-        best = float("inf")
-        for _ in range(5):
-            t = time.perf_counter()
-            crf.predict(X)
-            best = min(best, time.perf_counter() - t)
+        first, best = first_and_best(lambda: crf.predict(X))
         print(f"{form}: first {n / first:,.0f} tok/s, best {n / best:,.0f} tok/s")

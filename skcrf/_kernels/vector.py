@@ -3,10 +3,10 @@
 Each pass is a chunk kernel over a range of the vector's elements (see
 :func:`skcrf._kernels.parallel.element_bounds`) with a ``prange`` driver, so
 that it runs on the fit's threads: these passes touch every parameter once
-or twice per evaluation and read the weight rows in the kernel's (frequency)
-order, not the vector's, so with a few hundred thousand parameters they were
-a noticeable serial part of a multi-threaded evaluation. (NumPy's fancy
-indexing, with its temporaries, was slower still.)
+or twice per evaluation, in the kernels' (frequency) row order rather than
+the vector's, and a model can have millions of parameters; left on one
+thread they would be the serial part of a multi-threaded evaluation. They
+are loops rather than NumPy's fancy indexing, which makes temporaries.
 """
 
 from numba import njit, prange

@@ -42,7 +42,7 @@ from .._kernels.vector import (
     _subtract_empirical,
 )
 from .layout import count_pairs
-from .penalty import ElasticNet
+from .penalty import add_l2
 
 __all__ = ["CRFLoss", "Objective"]
 
@@ -123,7 +123,6 @@ class CRFLoss:
         # buffers reused by every evaluation: the state weights every thread
         # reads and their gradient
         self._W = self._gW = None
-        self._l2 = None
         self._buffers()
         self._gA = np.zeros((n_chunks, L, L))
         self._gS = np.zeros((n_chunks, L))
@@ -176,7 +175,8 @@ class CRFLoss:
         # the parameter vector's state part, cut for the threads that scatter
         # it into _W and gather its gradient from _gW
         self._state_bounds = element_bounds(self._pos.size, self.n_threads)
-        self._te = np.zeros((self._state_bounds.size - 1, 2))
+        # each range's (theta . empirical, theta . theta) from the gradient's pass
+        self._sums = np.zeros((self._state_bounds.size - 1, 2))
         # (an int32 table, so the copy of the indices is made in int32 directly,
         # without an int64 temporary of 8 bytes per non-zero)
         local_indices = indices if keep else rank.astype(np.int32)[indices]
@@ -275,15 +275,11 @@ class CRFLoss:
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
         if self.compact:
             theta_emp = _subtract_empirical(theta, self.empirical, g)
-            penalty = 0.0
-            if c2:
-                if self._l2 is None or self._l2.c2 != c2:
-                    self._l2 = ElasticNet(0.0, c2)   # (it keeps its thread ranges)
-                penalty = self._l2.add_smooth(theta, g, self.n_threads)
+            penalty = add_l2(theta, c2, g, self.n_threads) if c2 else 0.0
         else:
             # the state part gathered from the buffers, the empirical counts
             # subtracted and the L2 gradient added in one pass, on the fit's threads
-            sums = self._te
+            sums = self._sums
             run_chunks(_gradient_chunk, _gradient_parallel, self._state_bounds,
                        self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
                        self.empirical[lay.state], theta[lay.state], float(c2),
@@ -444,7 +440,10 @@ class Objective:
     ``f(theta) = sum_k loss_k(theta) + c2 ||theta||^2``; returns ``(f, gradient)``.
 
     The L1 part of an elastic net (``penalty.c1``) is left to the optimiser
-    (:func:`skcrf._training.optimize.minimize_owlqn`).
+    (:func:`skcrf._training.optimize.minimize_owlqn`). A single local
+    :class:`CRFLoss` is handed ``c2`` and adds the L2 term in the pass that
+    assembles its gradient (one pass over the vector fewer); several terms,
+    or remote ones, are summed first and the penalty added apart.
 
     Parameters
     ----------
@@ -465,7 +464,6 @@ class Objective:
     def __call__(self, theta):
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         if len(self.terms) == 1 and isinstance(self.terms[0], CRFLoss):
-            # one local term adds the L2 term in its own last pass
             f, g = self.terms[0](theta, self.penalty.c2)
         else:
             f, g = self.terms[0](theta)

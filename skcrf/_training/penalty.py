@@ -16,7 +16,16 @@ import numpy as np
 from .._kernels import vector as K
 from .._kernels.parallel import element_bounds, run_chunks
 
-__all__ = ["ElasticNet"]
+__all__ = ["ElasticNet", "add_l2"]
+
+
+def add_l2(theta, c2, g, n_threads=1):
+    """Add ``2 c2 theta`` to ``g`` in place, on ``n_threads`` threads; return
+    ``c2 ||theta||^2``."""
+    bounds = element_bounds(theta.size, n_threads)
+    partial = np.zeros(bounds.size - 1)
+    run_chunks(K._l2_chunk, K._l2_parallel, bounds, n_threads, theta, c2, g, partial)
+    return c2 * float(partial.sum())
 
 
 class ElasticNet:
@@ -25,20 +34,13 @@ class ElasticNet:
     def __init__(self, c1=0.0, c2=1.0):
         self.c1 = float(c1)
         self.c2 = float(c2)
-        self._bounds = None     # (vector size, threads) -> their element_bounds
 
     def add_smooth(self, theta, g, n_threads=1):
         """Add the gradient of ``c2 ||theta||^2`` to ``g`` in place; return its
         value. ``n_threads``: threads of the pass (the fit's)."""
         if self.c2 == 0.0:
             return 0.0
-        key = (theta.size, n_threads)
-        if self._bounds is None or self._bounds[0] != key:
-            self._bounds = (key, element_bounds(theta.size, n_threads))
-        bounds = self._bounds[1]
-        partial = np.zeros(bounds.size - 1)
-        run_chunks(K._l2_chunk, K._l2_parallel, bounds, n_threads, theta, self.c2, g, partial)
-        return self.c2 * float(partial.sum())
+        return add_l2(theta, self.c2, g, n_threads)
 
     def value(self, theta):
         """The whole penalty at ``theta``."""
