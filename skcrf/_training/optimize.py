@@ -10,7 +10,11 @@ It tells apart why it stopped (:attr:`OptimizeResult.reason`):
 
 ``"tol"``
     our stopping rule (CRFsuite's): the objective improved by less than
-    ``tol`` relative over the last ``period`` iterations;
+    ``tol`` relative over the last ``period`` iterations; or the line search
+    found no step along a direction whose slope could not meet that rule
+    anyway (``period * |slope|`` below ``tol`` relative): the search then
+    failed on the objective's rounding, near the optimum, not on the
+    direction;
 ``"monitor"``
     the caller's ``monitor`` asked to stop (early stopping);
 ``"converged"``
@@ -274,6 +278,12 @@ def _lbfgs(fun, theta0, max_iter, tol, period, max_fun, m, epsilon, verbose, mon
         # last step, as in L-BFGS-B; but a step that increases the objective
         # is never taken
         if search.status == "max_evals" or not search.f <= f:
+            if tol > 0 and period * -gd <= tol * max(abs(f), 1.0):
+                # a unit step could gain about |gd| at most: less, over the
+                # rule's period, than the stopping rule asks for
+                reason = "tol"
+                message = "no measurable decrease is left along the search direction"
+                break
             if history.n_pairs:
                 history.reset()      # retry along the gradient, as L-BFGS-B does
                 continue

@@ -76,6 +76,26 @@ def test_line_search_failure_warns_instead_of_passing_as_convergence():
     np.testing.assert_array_equal(res.x, np.zeros(20))   # no step uphill taken
 
 
+class Rounded(Counted):
+    """Counted, its value rounded to a grid of 1e-9: near the optimum no
+    step decreases it measurably, as rounding does to a large sum."""
+
+    def __call__(self, x):
+        f, g = super().__call__(x)
+        return float(np.round(f * 1e9) / 1e9), g
+
+
+def test_line_search_failure_within_tol_is_the_stopping_rule():
+    """A search that fails where the slope cannot meet the stopping rule
+    stops as the rule does, without a warning; with tol=0 it still warns."""
+    res, warned = run(Rounded(), tol=1e-5, period=10)
+    assert res.reason == "tol" and not warned
+    np.testing.assert_allclose(res.x, 1.0, atol=1e-4)
+    res, warned = run(Rounded(), tol=0.0)
+    assert res.reason in ("line_search", "converged")
+    assert bool(warned) == (res.reason == "line_search")
+
+
 def test_no_extra_evaluation_and_fun_is_at_x():
     fun = Counted()
     res, _ = run(fun, tol=1e-4)
