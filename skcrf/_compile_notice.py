@@ -5,7 +5,9 @@ seconds in Numba's compiler before anything else happens; without a word, a
 user cannot tell compiling from hanging. Numba announces every real
 compilation with a ``numba:compile`` event (a kernel loaded from the disk
 cache is not one), so a listener that sums the time spent inside those events
-knows when compiling, not training, is what takes the time.
+knows when compiling, not training, is what takes the time. Waiting for a
+helper process that compiles kernels ahead (:mod:`skcrf._kernels.compile_helper`)
+counts as compiling too.
 
 The listener is registered while :func:`compile_notice` is active (the
 command line, ``verbose`` fits): it logs one line to the ``skcrf`` logger at
@@ -27,6 +29,10 @@ logger = logging.getLogger("skcrf")
 
 MESSAGE = ("skcrf: compiling the Numba kernels for this problem (first use only: "
            "later runs load them from Numba's cache) ...")
+
+# Numba's compilations, and this process waiting for a helper process that
+# compiles kernels ahead (skcrf._kernels.compile_helper.WAIT_EVENT)
+_KINDS = ("numba:compile", "skcrf:compile-wait")
 
 # compiling for longer than this (summed over kernels) is worth a word
 _THRESHOLD = 2.0
@@ -98,9 +104,11 @@ def compile_notice(stream=None):
         return
     # a subclass made here: numba is imported only by callers that compile
     listener = type("_Listener", (_Notice, event.Listener), {})(stream)
-    event.register("numba:compile", listener)
+    for kind in _KINDS:
+        event.register(kind, listener)
     try:
         yield
     finally:
-        event.unregister("numba:compile", listener)
+        for kind in _KINDS:
+            event.unregister(kind, listener)
         listener.stop()

@@ -21,6 +21,7 @@ from ._arrays import Weights, sequence_of
 from ._compile_notice import compile_notice
 from ._constraints import check_labels_allowed, constraint_masks
 from ._inspection import top_state_features, transition_table
+from ._kernels import compile_helper
 from ._kernels.parallel import resolve_n_threads
 from ._persistence import VersionedPickleMixin
 from ._sklearn_compat import Interval, StrOptions, _fit_context
@@ -258,6 +259,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         """
         # a first fit of a new shape compiles: say so (once) rather than look hung
         with compile_notice(sys.stderr if self.verbose else None):
+            compile_helper.wait("fit")   # a helper compiling these kernels ahead: wait, load
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight=None, held_out=None, scoring=None, callback=None):
@@ -294,8 +296,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         classes, y_idx = np.unique(flat, return_inverse=True)
         y_idx = y_idx.astype(np.int32).reshape(-1)
         L, F = classes.size, seqs.n_features
-        # the labels as str (24 bytes each for 'B-MISC'), and what checking and
-        # encoding them allocated, are not held through the optimisation
+        # labels as str (24 bytes each) and their checks are not held while optimising
         del flat
         trim_heap()
 
@@ -364,14 +365,13 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         if monitor is not None and monitor.best_theta is not None and keep_best:
             theta, objective_value = monitor.best_theta, monitor.best_objective
             best = monitor.best_iteration
-        # free the local terms' evaluation buffers before the dense weights are
-        # made (remote terms, see skcrf.dask, hold theirs on the workers)
+        # the local terms' buffers freed before the dense weights are made (skcrf.dask's
+        # remote terms hold theirs on the workers)
         for term in terms:
             if hasattr(term, "release"):
                 term.release()
         W, A, start, end = layout.unpack(theta)
-        # set fitted state only now, all at once: an interrupted fit leaves
-        # the previous state untouched
+        # fitted state set only now, at once: an interrupted fit keeps the previous one
         self.classes_ = classes
         self.n_features_in_ = layout.n_features
         self.coef_ = W.T  # feature-major storage; coef_ is its (n_classes, n_features) view
@@ -394,8 +394,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         return self
 
     def _load_decoding_kernels(self):
-        """Load the decoding kernels inside ``fit`` (a tenth of a second from the
-        cache), not in the first ``predict``, which it would slow several times."""
+        """Load the decoding kernels in ``fit`` rather than slow the first ``predict`` down."""
+        compile_helper.wait()
         weights = Weights.from_arrays(self.coef_.T[:1], self.transition_coef_,
                                       self.start_coef_, self.end_coef_)
         inference.load_kernels(weights, self.decoding, self._n_threads())
@@ -427,6 +427,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     def _arrays(self, X):
         """Validate X (once per public call) and return its kernel arrays."""
+        compile_helper.wait()   # (a helper compiling the decoding kernels ahead)
         return checked_kernel_arrays(X, n_features=self.n_features_in_)
 
     def _n_threads(self):
@@ -585,9 +586,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # Not declared a classifier on purpose: scikit-learn would then split
-        # ``cv=5`` with StratifiedKFold, which cannot stratify label sequences.
-        # Plain KFold over sequences is what a sequence labeller needs.
+        # Not a classifier on purpose: scikit-learn would then split ``cv=5`` with
+        # StratifiedKFold, which cannot stratify label sequences (KFold can).
         tags.input_tags.two_d_array = False
         tags.target_tags.required = True
         tags.target_tags.single_output = False

@@ -9,6 +9,7 @@ sparse features, binary or real values, one or several threads, plain or
 constrained fits), not on the size.
 """
 
+import os
 import time
 import warnings
 
@@ -71,3 +72,83 @@ def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
         seg = WordSegmenter(max_iter=3).fit(["".join(s) for s in sents], sents)
         seg.predict(["".join(s) for s in sents[:2]])
     return time.perf_counter() - t
+
+
+
+def _segmenter_problem(n_jobs):
+    """A default :class:`~skcrf.WordSegmenter`'s CRF (unfitted) and a
+    synthetic problem of the argument types its featurisation gives (binary
+    features, its tag set): enough sequences of mixed lengths for the real
+    problem's paths (several chunks on several threads, SIMD lanes of similar
+    lengths, single sequences)."""
+    from ._sequences import Sequences
+    from .segmentation import WordSegmenter
+    from .segmentation._tags import words_to_tags
+
+    seg = WordSegmenter(n_jobs=n_jobs)
+    rng = np.random.default_rng(0)
+    y = []
+    for _ in range(400):
+        words = ["x" * int(k) for k in rng.integers(1, 5, size=rng.integers(1, 12))]
+        y.append(words_to_tags(words, seg.tags))
+    lengths = np.array([len(t) for t in y])
+    n_tokens, per_token, n_features = int(lengths.sum()), 8, 4000
+    # distinct columns within a row: one from each of per_token disjoint ranges
+    width = n_features // per_token
+    indices = (rng.integers(0, width, size=(n_tokens, per_token))
+               + width * np.arange(per_token)).astype(np.int32).ravel()
+    indptr = np.arange(n_tokens + 1, dtype=np.int64) * per_token
+    S = Sequences._from_binary_csr(indptr, indices, n_features, lengths)
+    return seg._crf().set_params(max_iter=3, verbose=False), S, y
+
+
+def segmenter_fit_kernels(n_jobs=None):
+    """Compile the training kernels of a default WordSegmenter's CRF, not its
+    featurisation's, nor its decoding's (:func:`segmenter_predict_kernels`):
+    the two run in helper processes while ``skcrf demo`` featurises (see
+    :mod:`skcrf._kernels.compile_helper`)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    crf, S, y = _segmenter_problem(n_jobs)
+    # the decoding kernels are the other helper's: not loaded at the fit's end
+    crf._load_decoding_kernels = lambda: None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        crf.fit(S, y)
+
+
+def segmenter_predict_kernels(n_jobs=None):
+    """Compile the decoding kernels a default WordSegmenter's ``predict`` uses
+    (Viterbi and marginals), on a model made without fitting (fitting would
+    compile the training kernels, the other helper's)."""
+    crf, S, y = _segmenter_problem(n_jobs)
+    classes = np.unique(np.concatenate([np.asarray(t) for t in y]))
+    L, F = classes.size, S.n_features
+    crf.classes_, crf.n_features_in_ = classes, F
+    crf.coef_ = np.zeros((F, L)).T   # feature-major storage, as a fit leaves it
+    crf.transition_coef_ = np.zeros((L, L))
+    crf.start_coef_, crf.end_coef_ = np.zeros(L), np.zeros(L)
+    crf._load_decoding_kernels()
+    crf.predict(S)
+    crf.predict_marginals(S[:50])
+
+
+#: what ``python -m skcrf._warm_up <workload> [n_jobs] [--background]`` runs
+WORKLOADS = {"segmenter-fit": segmenter_fit_kernels,
+             "segmenter-predict": segmenter_predict_kernels}
+
+
+def _main(argv):
+    if "--background" in argv:
+        argv = [a for a in argv if a != "--background"]
+        if hasattr(os, "nice"):
+            os.nice(10)   # only the cores the user's process leaves idle
+    workload, *rest = argv
+    n_jobs = None if not rest or rest[0] == "None" else int(rest[0])
+    WORKLOADS[workload](n_jobs)
+
+
+if __name__ == "__main__":
+    import sys
+
+    _main(sys.argv[1:])

@@ -29,5 +29,6 @@ Each pass over sequences is a chunk kernel ``*_chunk(c, bounds, ...)`` plus
 a ``prange`` driver ``*_parallel(bounds, ...)``; chunks that accumulate own a
 slice of every gradient buffer, so no driver needs atomics. The Python-side
 entry points are :mod:`.inference` (decoding) and the training objective in
-:mod:`skcrf._training.loss`.
+:mod:`skcrf._training.loss`. :mod:`.compile_helper` compiles kernels ahead in
+helper processes on a cold cache (``skcrf demo``'s first run).
 """
