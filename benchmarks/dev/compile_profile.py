@@ -4,7 +4,7 @@ events that charges each compilation its own time (its wall time minus that
 of the compilations nested in it: a kernel compiles the kernels it calls
 inside its own event).
 
-    python benchmarks/dev/compile_profile.py [--top 40] [--signatures]
+    python benchmarks/dev/compile_profile.py [--top 40] [--signatures] [--no-helpers]
 
 Prints the wall time, the summed compile time, the number of compilations,
 the kernels by own time (with how many times each was compiled: more than
@@ -22,8 +22,13 @@ import tempfile
 import time
 
 
-def _profile(top, signatures):
+def _profile(top, signatures, helpers):
     from numba.core import event
+
+    if not helpers:
+        from skcrf._kernels import compile_helper
+
+        compile_helper.start = lambda *args, **kwargs: False
 
     own = collections.defaultdict(float)
     count = collections.Counter()
@@ -58,7 +63,8 @@ def _profile(top, signatures):
         sys.stdout.close()
         sys.stdout = stdout
     wall = time.perf_counter() - t
-    print(f"cold `skcrf demo`: {wall:.1f} s wall, {sum(own.values()):.1f} s compiling, "
+    how = "" if helpers else " without compile helpers"
+    print(f"cold `skcrf demo`{how}: {wall:.1f} s wall, {sum(own.values()):.1f} s compiling, "
           f"{sum(count.values())} compilations")
     print("\nown compile time by kernel (x: times compiled)")
     for name, s in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
@@ -82,6 +88,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--signatures", action="store_true")
+    ap.add_argument("--no-helpers", action="store_true",
+                    help="compile everything in the demo's own process (profile all kernels)")
     ap.add_argument("--in-cache", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.in_cache is None:
@@ -90,9 +98,10 @@ def main():
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
             cmd = [sys.executable, __file__, "--in-cache", cache, "--top", str(args.top)]
-            sys.exit(subprocess.call(cmd + (["--signatures"] if args.signatures else []),
-                                     env=env))
-    _profile(args.top, args.signatures)
+            cmd += ["--signatures"] if args.signatures else []
+            cmd += ["--no-helpers"] if args.no_helpers else []
+            sys.exit(subprocess.call(cmd, env=env))
+    _profile(args.top, args.signatures, not args.no_helpers)
 
 
 if __name__ == "__main__":
