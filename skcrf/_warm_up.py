@@ -6,12 +6,15 @@ compiler: ``skcrf compile`` on the command line,
 :func:`skcrf.dask.warm_up` on a cluster. The problems are tiny: what costs
 time is the compilation, which depends on the argument types (dense or
 sparse features, binary or real values, one or several threads, plain or
-constrained fits), not on the size.
+constrained fits, the layout of the state weights), not on the size. The
+layouts that only large models take are forced on tiny ones
+(:func:`_forced_layout`).
 """
 
 import os
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -56,6 +59,36 @@ def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
     for n_jobs in (1, 2):     # a fit loads the threaded decoding driver too
         LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit([np.eye(32)], [many]).predict(
             [np.eye(32), np.eye(32)[:5]])
+    # a real model has thousands of parameters: on several threads, L-BFGS's
+    # passes over them and the trial point run as several chunks, on the
+    # threaded drivers, which a model of 18 parameters never reaches
+    import scipy.sparse as sp
+
+    from ._kernels.parallel import ELEMENT_BLOCK
+
+    n = 3 * ELEMENT_BLOCK
+    big = [sp.identity(n, format="csr")], [["a", "b"] * (n // 2)]
+    LinearChainCRF(max_iter=3, n_jobs=2).fit(*big)
+    # a CSR matrix with int64 indices (scikit-learn's DictVectorizer makes
+    # them for large inputs), checked and converted by its own kernel
+    from ._sequences import Sequences
+
+    wide = sp.csr_matrix(np.eye(5))
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    S64 = Sequences(wide, [3, 2])
+    LinearChainCRF(max_iter=3).fit(S64, y).predict(S64)
+    # the layouts of large models, forced on tiny ones: compact state weights
+    # (many features, few labels each) on one or two threads, one state
+    # gradient shared by two threads; for real and for binary features
+    S = SequenceDictVectorizer().fit_transform(
+        [[{"w": "a"}, {"w": "b"}, {"w": "a"}], [{"w": "b"}, {"w": "c"}]])
+    for layout, threads in (("compact", (1, 2)), ("shared", (2,))):
+        with _forced_layout(layout):
+            for n_jobs in threads:
+                for Xs in (X, S):
+                    LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(Xs, y).predict(Xs)
+            if layout == "compact":      # its own L2 pass over many parameters
+                LinearChainCRF(max_iter=3, n_jobs=2).fit(*big)
     tokens = [[{"w": "a", "len": 1.5}, {"w": "b"}], [{"w": "b", "up": True}]]
     labels = [["B-X", "I-X"], ["O"]]
     S = SequenceDictVectorizer().fit_transform(tokens)
@@ -73,6 +106,30 @@ def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
         seg.predict(["".join(s) for s in sents[:2]])
     return time.perf_counter() - t
 
+
+
+@contextmanager
+def _forced_layout(name):
+    """Inside the block, a fit takes layout ``name`` of the state weights
+    whatever the problem's size: ``"compact"`` (read in place from the
+    parameter vector) or ``"shared"`` (several threads sharing one state
+    gradient), which only large models take otherwise
+    (skcrf._training.loss._use_compact, _OwnedRows). The thresholds are
+    module constants of the loss: this must not run beside another fit in
+    the process."""
+    from ._training import loss
+
+    names = ("_COMPACT_MIN_BYTES", "_COMPACT_MAX_FILL", "_PRIVATE_GRADIENT_BYTES")
+    old = [getattr(loss, n) for n in names]
+    if name == "compact":
+        loss._COMPACT_MIN_BYTES, loss._COMPACT_MAX_FILL = -1, 2.0
+    else:
+        loss._PRIVATE_GRADIENT_BYTES = -1
+    try:
+        yield
+    finally:
+        for n, value in zip(names, old):
+            setattr(loss, n, value)
 
 
 def _segmenter_problem(n_jobs):

@@ -98,7 +98,11 @@ def chunk_bounds(offsets, indptr, n_labels, n_chunks):
     return np.unique(np.concatenate([[0], inner, [n_seq]])).astype(np.int64)
 
 
-def element_bounds(n, n_threads, block=2048):
+#: the fewest elements of a vector that :func:`element_bounds` gives a thread
+ELEMENT_BLOCK = 2048
+
+
+def element_bounds(n, n_threads, block=ELEMENT_BLOCK):
     """Split the elements ``0:n`` of a vector into at most ``n_threads``
     contiguous ranges for the element-wise chunk kernels (L-BFGS's passes,
     the parameter vector's): edges on multiples of ``block`` elements, so
