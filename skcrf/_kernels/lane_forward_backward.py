@@ -241,11 +241,10 @@ def _lane_forward(expA, exp_start, exp_end, lb, T, L):
         k0 = t * L * NL
         first = vload(first8, t * NL)
         starts = vhmax(first) > 0.0
+        _lane_step(alpha8, p0, expA, alpha8, k0, L)
         s = vsplat(0.0)
         for j in range(L):
-            acc = vsplat(0.0)
-            for i in range(L):
-                acc = vfma(vload(alpha8, p0 + i * NL), vsplat(expA[i, j]), acc)
+            acc = vload(alpha8, k0 + j * NL)
             if starts:
                 acc = vselect(first, vsplat(exp_start[j]), acc)
             acc = vmul(acc, vload(U8, k0 + j * NL))
@@ -295,11 +294,72 @@ def _lane_backward(expA, exp_end, s, lb, T, L):
         for j in range(L):
             vstore(U8, n0 + j * NL, vmul(vmul(vload(U8, n0 + j * NL),
                                               vload(beta8, n0 + j * NL)), inv))
+        _lane_step_back(U8, n0, expA, beta8, k0, L)
+
+
+@njit(**_JIT)
+def _lane_step(x8, x0, M, y8, y0, L):
+    """One step of the forward recursion in lanes: ``y[j] = sum_i x[i] M[i, j]``
+    for the lane vectors ``x[i]`` at ``x0 + i * N_LANES`` of ``x8`` and
+    ``y[j]`` at ``y0 + j * N_LANES`` of ``y8``, each sum in the order
+    i = 0..L-1.
+
+    Four labels j at a time: four independent chains of multiply-adds share
+    each load of x[i]. One label's chain alone waits on the multiply-add's
+    latency at every term; and finishing each label inside this loop (start
+    weights, emission, underflow watch) kept the compiler from overlapping
+    the chains, so the caller finishes the row in a second pass. With L not
+    a multiple of 4 the last block ends at label L - 1 and recomputes up to
+    three labels, storing the same sums again."""
+    NL = N_LANES
+    if L < 4:
+        for j in range(L):
+            acc = vsplat(0.0)
+            for i in range(L):
+                acc = vfma(vload(x8, x0 + i * NL), vsplat(M[i, j]), acc)
+            vstore(y8, y0 + j * NL, acc)
+        return
+    for jb in range(0, L, 4):
+        j = min(jb, L - 4)
+        a0 = a1 = a2 = a3 = vsplat(0.0)
+        for i in range(L):
+            x = vload(x8, x0 + i * NL)
+            a0 = vfma(x, vsplat(M[i, j]), a0)
+            a1 = vfma(x, vsplat(M[i, j + 1]), a1)
+            a2 = vfma(x, vsplat(M[i, j + 2]), a2)
+            a3 = vfma(x, vsplat(M[i, j + 3]), a3)
+        vstore(y8, y0 + j * NL, a0)
+        vstore(y8, y0 + (j + 1) * NL, a1)
+        vstore(y8, y0 + (j + 2) * NL, a2)
+        vstore(y8, y0 + (j + 3) * NL, a3)
+
+
+@njit(**_JIT)
+def _lane_step_back(x8, x0, M, y8, y0, L):
+    """One step of the backward recursion in lanes: ``y[i] = sum_j M[i, j]
+    x[j]``, each sum in the order j = 0..L-1; four labels i at a time, as in
+    :func:`_lane_step`."""
+    NL = N_LANES
+    if L < 4:
         for i in range(L):
             acc = vsplat(0.0)
             for j in range(L):
-                acc = vfma(vsplat(expA[i, j]), vload(U8, n0 + j * NL), acc)
-            vstore(beta8, k0 + i * NL, acc)
+                acc = vfma(vsplat(M[i, j]), vload(x8, x0 + j * NL), acc)
+            vstore(y8, y0 + i * NL, acc)
+        return
+    for ib in range(0, L, 4):
+        i = min(ib, L - 4)
+        b0 = b1 = b2 = b3 = vsplat(0.0)
+        for j in range(L):
+            x = vload(x8, x0 + j * NL)
+            b0 = vfma(vsplat(M[i, j]), x, b0)
+            b1 = vfma(vsplat(M[i + 1, j]), x, b1)
+            b2 = vfma(vsplat(M[i + 2, j]), x, b2)
+            b3 = vfma(vsplat(M[i + 3, j]), x, b3)
+        vstore(y8, y0 + i * NL, b0)
+        vstore(y8, y0 + (i + 1) * NL, b1)
+        vstore(y8, y0 + (i + 2) * NL, b2)
+        vstore(y8, y0 + (i + 3) * NL, b3)
 
 
 @njit(**_JIT)
