@@ -241,10 +241,16 @@ def _lane_forward(expA, exp_start, exp_end, lb, T, L):
         k0 = t * L * NL
         first = vload(first8, t * NL)
         starts = vhmax(first) > 0.0
-        _lane_step(alpha8, p0, expA, alpha8, k0, L)
+        if L >= _BLOCKED_STEP:
+            _lane_step(alpha8, p0, expA, alpha8, k0, L)
         s = vsplat(0.0)
         for j in range(L):
-            acc = vload(alpha8, k0 + j * NL)
+            if L >= _BLOCKED_STEP:
+                acc = vload(alpha8, k0 + j * NL)
+            else:
+                acc = vsplat(0.0)
+                for i in range(L):
+                    acc = vfma(vload(alpha8, p0 + i * NL), vsplat(expA[i, j]), acc)
             if starts:
                 acc = vselect(first, vsplat(exp_start[j]), acc)
             acc = vmul(acc, vload(U8, k0 + j * NL))
@@ -294,7 +300,22 @@ def _lane_backward(expA, exp_end, s, lb, T, L):
         for j in range(L):
             vstore(U8, n0 + j * NL, vmul(vmul(vload(U8, n0 + j * NL),
                                               vload(beta8, n0 + j * NL)), inv))
-        _lane_step_back(U8, n0, expA, beta8, k0, L)
+        if L >= _BLOCKED_STEP:
+            _lane_step_back(U8, n0, expA, beta8, k0, L)
+        else:
+            for i in range(L):
+                acc = vsplat(0.0)
+                for j in range(L):
+                    acc = vfma(vsplat(expA[i, j]), vload(U8, n0 + j * NL), acc)
+                vstore(beta8, k0 + i * NL, acc)
+
+
+#: from this many labels the recursion steps run four labels at a time
+#: (:func:`_lane_step`); below, each label's short chain of multiply-adds
+#: overlaps the next ones' in the processor's out-of-order window anyway, and
+#: the blocked step's second pass over the row made fits at 4 and 9 labels
+#: 2-4 % slower (benchmarks/results/recursion_blocks_ab.txt)
+_BLOCKED_STEP = 10
 
 
 @njit(**_JIT)
@@ -310,15 +331,8 @@ def _lane_step(x8, x0, M, y8, y0, L):
     weights, emission, underflow watch) kept the compiler from overlapping
     the chains, so the caller finishes the row in a second pass. With L not
     a multiple of 4 the last block ends at label L - 1 and recomputes up to
-    three labels, storing the same sums again."""
+    three labels, storing the same sums again (L >= 4)."""
     NL = N_LANES
-    if L < 4:
-        for j in range(L):
-            acc = vsplat(0.0)
-            for i in range(L):
-                acc = vfma(vload(x8, x0 + i * NL), vsplat(M[i, j]), acc)
-            vstore(y8, y0 + j * NL, acc)
-        return
     for jb in range(0, L, 4):
         j = min(jb, L - 4)
         a0 = a1 = a2 = a3 = vsplat(0.0)
@@ -338,15 +352,8 @@ def _lane_step(x8, x0, M, y8, y0, L):
 def _lane_step_back(x8, x0, M, y8, y0, L):
     """One step of the backward recursion in lanes: ``y[i] = sum_j M[i, j]
     x[j]``, each sum in the order j = 0..L-1; four labels i at a time, as in
-    :func:`_lane_step`."""
+    :func:`_lane_step` (L >= 4)."""
     NL = N_LANES
-    if L < 4:
-        for i in range(L):
-            acc = vsplat(0.0)
-            for j in range(L):
-                acc = vfma(vsplat(M[i, j]), vload(x8, x0 + j * NL), acc)
-            vstore(y8, y0 + i * NL, acc)
-        return
     for ib in range(0, L, 4):
         i = min(ib, L - 4)
         b0 = b1 = b2 = b3 = vsplat(0.0)
