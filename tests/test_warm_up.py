@@ -14,7 +14,7 @@ import sys
 
 _PROBE = r'''
 import json, sys, warnings
-from contextlib import contextmanager
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +22,7 @@ from numba.core.registry import CPUDispatcher
 
 from skcrf import LinearChainCRF, Sequences
 from skcrf._training import loss
-from skcrf._warm_up import compile_kernels
+from skcrf._warm_up import _forced_layout, compile_kernels
 from skcrf.feature_extraction import SequenceDictVectorizer
 
 warnings.simplefilter("ignore")
@@ -39,19 +39,9 @@ def signatures():
     return out
 
 
-@contextmanager
 def layout(name):
-    names = ("_COMPACT_MIN_BYTES", "_COMPACT_MAX_FILL", "_PRIVATE_GRADIENT_BYTES")
-    old = [getattr(loss, n) for n in names]
-    if name == "compact":
-        loss._COMPACT_MIN_BYTES, loss._COMPACT_MAX_FILL = -1, 2.0
-    elif name == "shared":
-        loss._PRIVATE_GRADIENT_BYTES = -1
-    try:
-        yield
-    finally:
-        for n, value in zip(names, old):
-            setattr(loss, n, value)
+    # the layouts only large models take, forced as the warm-up forces them
+    return nullcontext() if name == "dense" else _forced_layout(name)
 
 
 taken = []

@@ -141,14 +141,7 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
         p0, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         j0 = 0
         while j0 < L:
-            j0 = min(j0, L - N_LANES)          # a last block of at least one vector
-            bw = min(_WIDE_BLOCK, L - j0)
-            nv = (bw + N_LANES - 1) // N_LANES
-            # where vectors 1-3 of the block start: never past its end
-            o0 = _U(j0)
-            o1 = _U(j0 + min(N_LANES, bw - N_LANES))
-            o2 = _U(j0 + min(2 * N_LANES, bw - N_LANES))
-            o3 = _U(j0 + min(3 * N_LANES, bw - N_LANES))
+            j0, bw, nv, o0, o1, o2, o3 = _wide_block(j0, L)
             a0 = a1 = a2 = a3 = vsplat(0.0)
             p = p0
             while p < p1:
@@ -186,6 +179,21 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
 #: columns of a block of :func:`_emissions_wide`: four vectors of N_LANES (8)
 #: held in registers (8 of AVX2's 16 registers, 4 of AVX-512's 32)
 _WIDE_BLOCK = 4 * N_LANES
+
+
+@njit(inline="always", **_JIT)
+def _wide_block(j0, L):
+    """The block of a wide row's ``L`` columns that starts at ``j0``:
+    ``(start, width, n_vectors, o0, o1, o2, o3)``, the offsets of its (up to
+    four) vectors of N_LANES columns; the next block starts at ``start +
+    width``. A last block starts early enough to hold one whole vector, and a
+    block's last vector ends at the block's end: either may overlap columns
+    before it (the callers say what they do with those)."""
+    j0 = min(j0, L - N_LANES)
+    bw = min(_WIDE_BLOCK, L - j0)
+    nv = (bw + N_LANES - 1) // N_LANES
+    return (j0, bw, nv, _U(j0), _U(j0 + min(N_LANES, bw - N_LANES)),
+            _U(j0 + min(2 * N_LANES, bw - N_LANES)), _U(j0 + min(3 * N_LANES, bw - N_LANES)))
 
 
 @njit(inline="always", **_JIT)

@@ -313,8 +313,8 @@ def _lane_backward(expA, exp_end, s, lb, T, L):
 #: from this many labels the recursion steps run four labels at a time
 #: (:func:`_lane_step`); below, each label's short chain of multiply-adds
 #: overlaps the next ones' in the processor's out-of-order window anyway, and
-#: the blocked step's second pass over the row made fits at 4 and 9 labels
-#: 2-4 % slower (benchmarks/results/recursion_blocks_ab.txt)
+#: the blocked step's second pass over the row costs more than it saves
+#: (measured in docs/benchmarks.md)
 _BLOCKED_STEP = 10
 
 
