@@ -30,6 +30,7 @@ from .lanes import (
     vload,
     vmul,
     vsplat,
+    vstore,
 )
 
 # How many non-zeros ahead the sparse passes prefetch the feature row they
@@ -316,40 +317,78 @@ def _quad_of_row(P, r, k):
 
 
 @njit(**_JIT)
-def _emissions_compact(indptr, indices, data, t0, T, rp, lab, th, out):
+def _emissions_compact(indptr, indices, data, t0, T, rp, lab, th, hot, Wh, out):
     """:func:`_emissions` for compact state weights: out[t, lab[k]] += v *
-    th[k] for the parameters k of every non-zero (f, v) of token t0 + t.
+    th[k] for the parameters k of every non-zero (f, v) of token t0 + t;
+    except for the features with a dense row (``hot[f] >= 0``: frequent
+    features with many labels, :meth:`CRFLoss._compact_layout`), whose row
+    ``Wh[hot[f], :]`` (padded with zeros to whole vectors of N_LANES) is
+    added whole: a few vector adds instead of a scattered update per label.
 
-    Two prefetch stages: the row pointer of the feature 2 * PREFETCH_DISTANCE
-    non-zeros ahead, then the parameters and labels of the one
-    PREFETCH_DISTANCE ahead (whose row pointer is in cache by then)."""
+    A token's sums are built in a contiguous row (``out`` may be a strided
+    lane view) and stored once. Each column adds its non-zeros' weights in
+    the order of the non-zeros, multiply and add rounded apart, dense row or
+    not (a dense row's columns that are not parameters hold 0): the same
+    bits as without dense rows. (Summing the dense rows in registers apart
+    from the compact terms, as :func:`_emissions_wide` does, gave no
+    measurable gain for different last bits.) Two prefetch stages: the row
+    pointer and dense row number of the feature 2 * PREFETCH_DISTANCE
+    non-zeros ahead, then the row of the one PREFETCH_DISTANCE ahead (whose
+    row pointer is in cache by then)."""
     L = out.shape[1]
     nnz = indices.size
     dm = _value_mask(data, indices)
+    binary = dm == 0
     rp2 = rp.reshape((rp.size, 1))
+    hot2 = hot.reshape((hot.size, 1))
     th2 = th.reshape((th.size, 1))
     lab2 = lab.reshape((lab.size, 1))
     n_par = th.size
+    Whf = Wh.reshape(-1)
+    Wp = _U(Wh.shape[1])
+    nv = Wh.shape[1] // N_LANES
+    acc = np.zeros(max(Wh.shape[1], L))
     for t in range(T):
-        for j in range(L):
-            out[t, j] = 0.0
+        acc[:] = 0.0
         for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
             if p + 2 * PREFETCH_DISTANCE < nnz:
-                prefetch_row(rp2, indices[p + 2 * PREFETCH_DISTANCE])
+                f = indices[p + 2 * PREFETCH_DISTANCE]
+                prefetch_row(rp2, f)
+                prefetch_row(hot2, f)
             if p + PREFETCH_DISTANCE < nnz:
-                k = rp[indices[p + PREFETCH_DISTANCE]]
-                if k < n_par:
-                    prefetch_row(th2, k)
-                    prefetch_row(lab2, k)
+                f = indices[p + PREFETCH_DISTANCE]
+                r = hot[f]
+                if r >= 0:
+                    prefetch_row(Wh, r)
+                else:
+                    k = rp[f]
+                    if k < n_par:
+                        prefetch_row(th2, k)
+                        prefetch_row(lab2, k)
             f = indices[p]
-            v = data[p & dm]
-            for k in range(rp[f], rp[f + 1]):
-                out[t, lab[k]] += v * th[k]
+            r = hot[f]
+            if r >= 0:
+                base = _U(r) * Wp
+                if binary:
+                    for i in range(nv):
+                        o = _U(i * N_LANES)
+                        vstore(acc, o, vadd(vload(acc, o), vload(Whf, base + o)))
+                else:
+                    v = vsplat(data[p])
+                    for i in range(nv):
+                        o = _U(i * N_LANES)
+                        vstore(acc, o, vadd(vload(acc, o), vmul(v, vload(Whf, base + o))))
+            else:
+                v = data[p & dm]
+                for k in range(rp[f], rp[f + 1]):
+                    acc[lab[k]] += v * th[k]
+        for j in range(L):
+            out[t, j] = acc[j]
 
 
 def emissions(indptr, indices, data, t0, T, W, out):
     """Emission scores of tokens t0..t0+T-1 into ``out`` from dense (``W`` an
-    array: :func:`_emissions`) or compact (``W = (rp, lab, th)``:
+    array: :func:`_emissions`) or compact (``W = (rp, lab, th, hot, Wh)``:
     :func:`_emissions_compact`) state weights; compiled code only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
 
@@ -362,6 +401,6 @@ def _emissions_overload(indptr, indices, data, t0, T, W, out):
         return dense
 
     def compact(indptr, indices, data, t0, T, W, out):
-        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2],
+        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2], W[3], W[4],
                            any_layout(out))
     return compact

@@ -58,7 +58,7 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
     needs the underflow-safe path, one by one).
 
     Every chunk reads the same state weights ``W`` (n_features, n_labels),
-    or compact ``(rp, lab, th)``, and accumulates its expected counts into its
+    or compact ``(rp, lab, th, hot, Wh)``, and accumulates its expected counts into its
     own ``gW[c]`` (compact: its own vector, :func:`chunk_gradient`; and
     ``gA[c]``, ``gS[c]``, ``gE[c]``); the caller sums them over chunks.
     """
@@ -103,15 +103,16 @@ def _objective_parallel(bounds, *args):
 
 @njit(parallel=True, **_JIT)
 def _objective_parallel_compact(bounds, order, indptr, indices, data, offsets, weights,
-                                rp, lab, th, A, start, end, expA, exp_start, exp_end,
-                                shifts, g0, g_rest, gA, gS, gE, logz_out):
-    """:func:`_objective_parallel` for compact state weights ``(rp, lab, th)``
-    and gradients ``(rp, lab, g0, g_rest)`` (:func:`chunk_gradient`), passed
-    apart (a parallel driver takes arrays, not tuples of them)."""
+                                rp, lab, th, hot, Wh, A, start, end, expA, exp_start,
+                                exp_end, shifts, g0, g_rest, gWh, gA, gS, gE, logz_out):
+    """:func:`_objective_parallel` for compact state weights ``(rp, lab, th,
+    hot, Wh)`` and gradients ``(rp, lab, g0, g_rest, hot, gWh)``
+    (:func:`chunk_gradient`), passed apart (a parallel driver takes arrays,
+    not tuples of them)."""
     for c in prange(bounds.size - 1):
         _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
-                         (rp, lab, th), A, start, end, expA, exp_start, exp_end, shifts,
-                         (rp, lab, g0, g_rest), gA, gS, gE, logz_out)
+                         (rp, lab, th, hot, Wh), A, start, end, expA, exp_start, exp_end,
+                         shifts, (rp, lab, g0, g_rest, hot, gWh), gA, gS, gE, logz_out)
 
 
 @njit(**_JIT)

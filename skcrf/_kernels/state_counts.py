@@ -185,33 +185,67 @@ def _add_scaled_row(gW, gf, f, v, P, r, nq, q0, q1, q2, q3):
 
 
 @njit(**_JIT)
-def _add_state_counts_compact(indptr, indices, data, t0, T, P, rp, lab, g):
+def _add_state_counts_compact(indptr, indices, data, t0, T, P, rp, lab, g, hot, gWh):
     """:func:`_add_state_counts` for a compact gradient: g[k] += v * P[t, lab[k]]
-    for the parameters k of every non-zero (f, v) of token t0 + t."""
+    for the parameters k of every non-zero (f, v) of token t0 + t; a feature
+    with a dense row (``hot[f] >= 0``, see :func:`_emissions_compact`) gets
+    the token's whole row of marginals added to ``gWh[hot[f], :]`` instead."""
+    L = P.shape[1]
     nnz = indices.size
     dm = _value_mask(data, indices)
+    binary = dm == 0
     rp2 = rp.reshape((rp.size, 1))
+    hot2 = hot.reshape((hot.size, 1))
     g2 = g.reshape((g.size, 1))
     lab2 = lab.reshape((lab.size, 1))
     n_par = g.size
+    # the dense rows are padded to whole vectors of N_LANES (their padding
+    # gets 0 added)
+    gf = gWh.reshape(-1)
+    Wp = _U(gWh.shape[1])
+    nv = gWh.shape[1] // N_LANES
+    prow = np.zeros(max(gWh.shape[1], L))
     for t in range(T):
+        for j in range(L):
+            prow[j] = P[t, j]
         for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
             if p + 2 * PREFETCH_DISTANCE < nnz:
-                prefetch_row(rp2, indices[p + 2 * PREFETCH_DISTANCE])
+                f = indices[p + 2 * PREFETCH_DISTANCE]
+                prefetch_row(rp2, f)
+                prefetch_row(hot2, f)
             if p + PREFETCH_DISTANCE < nnz:
-                k = rp[indices[p + PREFETCH_DISTANCE]]
-                if k < n_par:
-                    prefetch_row(g2, k)
-                    prefetch_row(lab2, k)
+                f = indices[p + PREFETCH_DISTANCE]
+                r = hot[f]
+                if r >= 0:
+                    prefetch_row(gWh, r)
+                else:
+                    k = rp[f]
+                    if k < n_par:
+                        prefetch_row(g2, k)
+                        prefetch_row(lab2, k)
             f = indices[p]
-            v = data[p & dm]
-            for k in range(rp[f], rp[f + 1]):
-                g[k] += v * P[t, lab[k]]
+            r = hot[f]
+            if r >= 0:
+                base = _U(r) * Wp
+                if binary:
+                    for i in range(nv):
+                        o = _U(i * N_LANES)
+                        vstore(gf, base + o, vadd(vload(gf, base + o), vload(prow, o)))
+                else:
+                    v = vsplat(data[p])
+                    for i in range(nv):
+                        o = _U(i * N_LANES)
+                        vstore(gf, base + o, vadd(vload(gf, base + o),
+                                                  vmul(v, vload(prow, o))))
+            else:
+                v = data[p & dm]
+                for k in range(rp[f], rp[f + 1]):
+                    g[k] += v * prow[lab[k]]
 
 
 def add_state_counts(indptr, indices, data, t0, T, P, gW):
     """Expected state counts of tokens t0..t0+T-1 (marginals ``P``) added to a
-    dense (:func:`_add_state_counts`) or compact (``gW = (rp, lab, g)``:
+    dense (:func:`_add_state_counts`) or compact (``gW = (rp, lab, g, hot, gWh)``:
     :func:`_add_state_counts_compact`) gradient; compiled code only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
 
@@ -224,15 +258,17 @@ def _add_state_counts_overload(indptr, indices, data, t0, T, P, gW):
         return dense
 
     def compact(indptr, indices, data, t0, T, P, gW):
-        _add_state_counts_compact(indptr, indices, data, t0, T, P, gW[0], gW[1], gW[2])
+        _add_state_counts_compact(indptr, indices, data, t0, T, P, gW[0], gW[1], gW[2],
+                                  gW[3], gW[4])
     return compact
 
 
 def chunk_gradient(gW, c):
     """Chunk c's gradient buffer, cleared: ``gW[c]`` of a dense (n_chunks,
-    rows, width) array; of a compact ``(rp, lab, g0, g_rest)``, ``(rp, lab,
-    g0)`` for chunk 0 (g0: the state part of the gradient the objective
-    returns) and ``(rp, lab, g_rest[c - 1])`` for the others; compiled code
+    rows, width) array; of a compact ``(rp, lab, g0, g_rest, hot, gWh)``,
+    ``(rp, lab, g0, hot, gWh[0])`` for chunk 0 (g0: the state part of the
+    gradient the objective returns) and ``(rp, lab, g_rest[c - 1], hot,
+    gWh[c])`` for the others (gWh: the chunks' dense rows); compiled code
     only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
 
@@ -249,7 +285,9 @@ def _chunk_gradient_overload(gW, c):
     def compact(gW, c):
         gc = gW[2] if c == 0 else gW[3][c - 1]
         gc[:] = 0.0
-        return (gW[0], gW[1], gc)
+        gh = gW[5][c]
+        gh[:, :] = 0.0
+        return (gW[0], gW[1], gc, gW[4], gh)
     return compact
 
 

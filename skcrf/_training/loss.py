@@ -19,7 +19,7 @@ import numpy as np
 
 from .._arrays import ONE, all_ones
 from .._kernels.inference import exp_transitions
-from .._kernels.lanes import row_width
+from .._kernels.lanes import N_LANES, row_width
 from .._kernels.objective import (
     _objective_chunk,
     _objective_owned,
@@ -108,7 +108,7 @@ class CRFLoss:
         self.compact = _use_compact(self._rows, self._width, L, layout.state_pos.size,
                                     n_chunks)
         if self.compact:
-            self._compact_layout(layout, F, L)
+            self._compact_layout(layout, F, L, freq)
             self.arrays = (indptr, indices, data, offsets)
             ranges = self.bounds
         else:
@@ -185,18 +185,39 @@ class CRFLoss:
             data = self._owned.data
         self.arrays = (indptr, local_indices, data, offsets)
 
-    def _compact_layout(self, layout, F, L):
+    def _compact_layout(self, layout, F, L, freq):
         """Compact state weights (see :func:`_use_compact`): the kernels read
         feature f's parameters in place, ``theta[state][rp[f]:rp[f + 1]]``
         for the labels ``lab[rp[f]:rp[f + 1]]`` (the layout's state
         parameters are sorted by feature, then label), and write the gradient
-        in the same order. No dense matrix, no copy of the indices."""
+        in the same order. No dense matrix of every feature, no copy of the
+        indices.
+
+        Except for the hot features (:func:`_hot_features`: the most frequent
+        of those with parameters for many labels, a few thousand at most),
+        which get a dense row ``Wh[hot[f]]`` (and a gradient row per thread):
+        a few features make most of the non-zeros, and a whole row added as
+        vectors costs less than a scattered update per label. Their weights
+        are copied into ``Wh`` before each evaluation and their gradient
+        gathered back after it."""
         f, lab = np.divmod(layout.state_pos, L)
         n_state = layout.state_pos.size
         self._rp = np.zeros(F + 1, dtype=np.int32 if n_state < 2**31 else np.int64)
         np.cumsum(np.bincount(f, minlength=F), out=self._rp[1:])
         del f
         self._lab = lab.astype(np.int16 if L <= np.iinfo(np.int16).max else np.int32)
+        self._hot_width = hot_width(L)
+        hot = _hot_features(freq, np.diff(self._rp), self._hot_width)
+        self._hot = np.full(F, -1, dtype=np.int32)
+        self._hot[hot] = np.arange(hot.size, dtype=np.int32)
+        self._n_hot = hot.size
+        # the hot features' parameters (positions in the state part of theta)
+        # and where they sit in the flat Wh
+        starts, counts = self._rp[hot].astype(np.int64), np.diff(self._rp)[hot]
+        self._hot_params = np.repeat(starts - np.cumsum(counts) + counts, counts) \
+            + np.arange(counts.sum())
+        self._hot_pos = np.repeat(np.arange(hot.size) * self._hot_width, counts) \
+            + self._lab[self._hot_params]
 
     def release(self):
         """Free what the evaluations need (the fit is over) and return the
@@ -204,8 +225,9 @@ class CRFLoss:
         unpacked without these arrays still held: the weight and gradient
         buffers, the kernel-side copy of the indices, the compact layout and
         the empirical counts. The loss cannot be evaluated afterwards."""
-        self._W = self._gW = self._pos = self._owned = None
+        self._W = self._gW = self._gWh = self._pos = self._owned = None
         self._rp = self._lab = self.arrays = self.empirical = self.order = None
+        self._hot = self._hot_params = self._hot_pos = None
         self._released = True
         trim_heap()
 
@@ -215,8 +237,12 @@ class CRFLoss:
         if self._W is None and self.compact:
             # the weights are read in place from theta, and chunk 0's gradient
             # written in place into the one returned: buffers for the others
-            self._W = ()
-            self._gW = np.zeros((self.bounds.size - 2, self.layout.state_pos.size))
+            # (and the hot features' dense rows, read by every thread, and
+            # their gradient rows, one set per thread)
+            n_chunks, n_hot = self.bounds.size - 1, self._n_hot
+            self._W = np.zeros((n_hot, self._hot_width))
+            self._gW = np.zeros((n_chunks - 1, self.layout.state_pos.size))
+            self._gWh = np.zeros((n_chunks, n_hot, self._hot_width))
         elif self._W is None:
             n_buffers = 1 if self._owned is not None else self.bounds.size - 1
             rows, width = self._rows, self._width
@@ -249,16 +275,21 @@ class CRFLoss:
         sums = (self._gA, self._gS, self._gE, self.log_z)
         if self.compact:
             rp, lab, th, g0 = self._rp, self._lab, theta[lay.state], g[lay.state]
+            hot, Wh, gWh = self._hot, W, self._gWh
+            Wh.reshape(-1)[self._hot_pos] = th[self._hot_params]
             if self.parallel:
                 with numba_threads(self.n_threads):
                     _objective_parallel_compact(self.bounds, self.order, *self.arrays,
-                                                  self.weights, rp, lab, th, *common, g0,
-                                                  gW, *sums)
+                                                self.weights, rp, lab, th, hot, Wh, *common,
+                                                g0, gW, gWh, *sums)
             else:
                 _objective_chunk(0, self.bounds, self.order, *self.arrays, self.weights,
-                                   (rp, lab, th), *common, (rp, lab, g0, gW), *sums)
+                                 (rp, lab, th, hot, Wh), *common,
+                                 (rp, lab, g0, gW, hot, gWh), *sums)
             for other in gW:
                 g0 += other
+            # (the kernels never write the hot features' entries of g0)
+            g0[self._hot_params] = gWh.sum(axis=0).reshape(-1)[self._hot_pos]
         elif self._owned is None:
             run_chunks(_objective_chunk, _objective_parallel, self.bounds,
                        self.n_threads, self.order, *self.arrays, self.weights, W, *common,
@@ -341,13 +372,37 @@ def _use_compact(rows, width, L, n_state, n_chunks):
     (rows, width) matrix and gradient: when that matrix would be larger than
     _COMPACT_MIN_BYTES and the parameters fill less than _COMPACT_MAX_FILL of
     it, and the threads' private compact gradients stay within
-    _PRIVATE_GRADIENT_BYTES. The dense kernels are faster (one contiguous row
-    per non-zero, read as quads; ``benchmarks/results/memory.txt`` has the
-    cost of compact rows), for memory proportional to the parameters instead
-    of features x labels."""
+    _PRIVATE_GRADIENT_BYTES. Up to ~20 labels the dense kernels are faster
+    (one contiguous row per non-zero, read as quads, the token's sums in
+    registers; ``benchmarks/results/memory.txt`` has the cost of compact
+    rows); with more labels the compact layout, whose frequent features
+    have dense rows (:func:`_hot_features`), is about as fast or faster,
+    for memory proportional to the parameters instead of features x labels."""
     dense = rows * width * 8
     return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L
             and (n_chunks - 1) * n_state * 8 <= _PRIVATE_GRADIENT_BYTES)
+
+
+def _hot_features(freq, n_labels, width):
+    """The features a compact layout gives a dense row
+    (:meth:`CRFLoss._compact_layout`), most frequent first: those whose
+    parameters fill at least _HOT_MIN_FILL of a row of ``width`` columns
+    (``n_labels[f]``: feature f's parameter count), as many as fit in
+    _HOT_BYTES. A dense row costs a vector add per 8 columns where the
+    compact one costs a scattered scalar update per parameter, and its bytes
+    stay in cache only if the feature is frequent: so the frequent features
+    of many labels (word shape, suffixes, the bias), which make most of a
+    corpus's non-zeros, not the rare ones."""
+    n_rows = _HOT_BYTES // (8 * width)
+    cand = np.flatnonzero((n_labels >= max(_HOT_MIN_FILL * width, 1)) & (freq > 0))
+    order = np.argsort(-freq[cand], kind="stable")[:n_rows]
+    return cand[order]
+
+
+def hot_width(n_labels):
+    """Columns of a compact layout's dense rows: ``n_labels`` padded to whole
+    vectors of N_LANES, which the kernels add as such."""
+    return -(-int(n_labels) // N_LANES) * N_LANES
 
 
 def _keeps_indices(n_features, n_used, width, n_chunks, nnz):
@@ -365,6 +420,12 @@ def _keeps_indices(n_features, n_used, width, n_chunks, nnz):
 _COMPACT_MIN_BYTES = 32 * 2**20
 #: ... when its parameters fill less than this share of (features x labels)
 _COMPACT_MAX_FILL = 0.15
+
+#: a compact layout's dense rows (_hot_features): at most this many bytes per
+#: copy (the weights', and each thread's gradient), for features whose
+#: parameters fill at least this share of a row
+_HOT_BYTES = 2**20
+_HOT_MIN_FILL = 0.125
 
 #: tokens x labels of a block of the shared-gradient pass (its marginals, 1 MB)
 _BLOCK_ELEMENTS = 2**17

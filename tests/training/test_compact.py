@@ -9,17 +9,22 @@ import pytest
 import skcrf._training.loss as objective_module
 from skcrf import LinearChainCRF, Sequences
 from skcrf._training.layout import ParameterLayout
-from skcrf._training.loss import CRFLoss, Objective, _use_compact
+from skcrf._training.loss import CRFLoss, Objective, _hot_features, _use_compact, hot_width
 from skcrf._training.penalty import ElasticNet
 from tests.oracles import naive
 from tests.oracles.problems import random_problem
 
 
-def _force(monkeypatch, compact):
-    """Make every objective of the test compact (or dense) whatever its size."""
+def _force(monkeypatch, compact, hot_rows=None, L=None):
+    """Make every objective of the test compact (or dense) whatever its size;
+    a compact one with dense rows for ``hot_rows`` of its features with a
+    parameter (the most frequent; None: the defaults)."""
     monkeypatch.setattr(objective_module, "_COMPACT_MIN_BYTES", -1 if compact else 1 << 60)
     monkeypatch.setattr(objective_module, "_COMPACT_MAX_FILL", 2.0)
     monkeypatch.setattr(objective_module, "_PRIVATE_GRADIENT_BYTES", 1 << 60)
+    if hot_rows is not None:
+        monkeypatch.setattr(objective_module, "_HOT_BYTES", hot_rows * 8 * hot_width(L))
+        monkeypatch.setattr(objective_module, "_HOT_MIN_FILL", 0.0)
 
 
 def _problem(seed, L, float_values, n_seq=30, max_len=6):
@@ -59,26 +64,48 @@ def test_compact_objective_matches_enumeration_and_the_dense_one(float_values, L
         L, L, float_values, max_len=6 if L < 10 else 3)
     theta = layout.pack(W, A, start, end)
     results = {}
-    for compact in (True, False):
-        _force(monkeypatch, compact)
+    # compact without dense rows, with two (and the others compact), with
+    # a dense row for every feature that has a parameter; and dense
+    for name, compact, hot_rows in (("compact", True, 0), ("two hot", True, 2),
+                                    ("all hot", True, 100), ("dense", False, None)):
+        _force(monkeypatch, compact, hot_rows, L)
         loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout, n_threads=n_threads)
         assert loss.compact == compact
         assert loss.parallel == (n_threads > 1)
+        if compact:
+            assert loss._n_hot == min(hot_rows, np.count_nonzero(np.diff(loss._rp)))
         f, g = Objective([loss], ElasticNet(0.0, 0.5))(theta)
-        results[compact] = f, g, loss.log_z.copy()
-    f, g, log_z = results[True]
+        results[name] = f, g, loss.log_z.copy()
+    f, g, log_z = results["compact"]
     want = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
     np.testing.assert_allclose(log_z, want, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(f, results[False][0], rtol=1e-12)
-    np.testing.assert_allclose(g, results[False][1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(f, results["dense"][0], rtol=1e-12)
+    np.testing.assert_allclose(g, results["dense"][1], rtol=1e-10, atol=1e-12)
+    # the dense rows add each column's terms in the same order as the
+    # compact ones: the same bits
+    for name in ("two hot", "all hot"):
+        assert results[name][0] == f
+        np.testing.assert_array_equal(results[name][1], g)
+        np.testing.assert_array_equal(results[name][2], log_z)
     # and the gradient is the derivative of the objective
     rng = np.random.default_rng(1)
     step = 1e-6 * rng.normal(size=theta.size)
-    _force(monkeypatch, True)
+    _force(monkeypatch, True, 2, L)
     obj = Objective([CRFLoss(seqs.kernel_arrays(), flat, weights, layout,
                              n_threads=n_threads)], ElasticNet(0.0, 0.5))
     numeric = (obj(theta + step)[0] - obj(theta - step)[0]) / 2
     np.testing.assert_allclose(numeric, g @ step, rtol=1e-5)
+
+
+def test_hot_features_are_the_most_frequent_of_many_labels(monkeypatch):
+    monkeypatch.setattr(objective_module, "_HOT_BYTES", 3 * 8 * 16)   # 3 rows of 16
+    monkeypatch.setattr(objective_module, "_HOT_MIN_FILL", 0.25)       # >= 4 labels
+    freq = np.array([50, 900, 3, 700, 0, 800, 60, 1000])
+    n_labels = np.array([16, 2, 4, 5, 9, 4, 3, 0])
+    # candidates 0, 2, 3, 5 (4 has no non-zero, 7 no parameter); by frequency
+    assert _hot_features(freq, n_labels, 16).tolist() == [5, 3, 0]
+    monkeypatch.setattr(objective_module, "_HOT_BYTES", 0)
+    assert _hot_features(freq, n_labels, 16).size == 0
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
