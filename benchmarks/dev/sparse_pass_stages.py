@@ -1,0 +1,138 @@
+"""The two sparse passes of an evaluation alone, by layout of the state weights.
+
+For each corpus of the label sweep (built as ``bench_label_sweep.py`` builds
+it: same features, the layout of a fit with seen transitions), one thread,
+whole training corpus, best of 7: the emission scores and the expected state
+counts with
+
+- the dense (feature rows x labels) weights,
+- compact weights (read in place from the parameter vector) with dense rows
+  for their hot features (``skcrf._training.loss._hot_features``), as a
+  compact fit runs them,
+- compact weights without any dense row (before the hot rows).
+
+The package picks the layout by memory (``_use_compact``); this script
+forces each, to show what the choice costs in time.
+
+    python benchmarks/dev/sparse_pass_stages.py --data ../shared/data \\
+        --corpora gsd-xpos,esp-pos,synth-100
+"""
+
+import argparse
+import os
+import sys
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+from numba import njit
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, ".."))
+sys.path.insert(1, os.path.join(here, "..", ".."))
+sys.path.insert(2, os.path.join(here, "..", "claims"))
+
+from _common import machine  # noqa: E402
+from _corpora import build  # noqa: E402
+from bench_label_sweep import LIMITS  # noqa: E402
+
+from skcrf._kernels import emissions as EM  # noqa: E402
+from skcrf._kernels import state_counts as SC  # noqa: E402
+from skcrf._training import loss as LOSS  # noqa: E402
+from skcrf._training.layout import build_layout, count_pairs  # noqa: E402
+from skcrf._warm_up import _forced_layout  # noqa: E402
+
+_J = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**_J)
+def _emissions_dense(indptr, indices, data, offsets, W, E):
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        EM._emissions(indptr, indices, data, t0, offsets[s + 1] - t0, W, E[t0:])
+
+
+@njit(**_J)
+def _emissions_compact(indptr, indices, data, offsets, rp, lab, th, hot, Wh, E):
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        EM._emissions_compact(indptr, indices, data, t0, offsets[s + 1] - t0, rp, lab, th,
+                              hot, Wh, E[t0:])
+
+
+@njit(**_J)
+def _counts_dense(indptr, indices, data, offsets, P, gW):
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        SC._add_state_counts(indptr, indices, data, t0, offsets[s + 1] - t0, P[t0:], gW)
+
+
+@njit(**_J)
+def _counts_compact(indptr, indices, data, offsets, P, rp, lab, g, hot, gWh):
+    for s in range(offsets.size - 1):
+        t0 = offsets[s]
+        SC._add_state_counts_compact(indptr, indices, data, t0, offsets[s + 1] - t0, P[t0:],
+                                     rp, lab, g, hot, gWh)
+
+
+def _best(fn, *args):
+    fn(*args)
+    best = np.inf
+    for _ in range(7):
+        t = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - t)
+    return best * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.path.join(here, "..", "..", "..", "shared", "data"))
+    ap.add_argument("--corpora", default="gsd-xpos,esp-pos,synth-100")
+    args = ap.parse_args()
+    print(f"# {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}")
+    print("# ms per pass over the training corpus, 1 thread, best of 7")
+    for name in args.corpora.split(","):
+        Xtr, ytr = build(name, args.data, LIMITS.get(name))[:2]
+        classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]),
+                               return_inverse=True)
+        y = y.astype(np.int32).reshape(-1)
+        L = classes.size
+        arrays, w = Xtr.kernel_arrays(), np.ones(len(Xtr))
+        counts = count_pairs(arrays, y, w, L, Xtr.n_features)
+        layout = build_layout(counts, all_possible_transitions=False, start_end=False)
+        theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
+        n = int(arrays[3][-1])
+        E = np.zeros((n, L))
+        P = np.random.default_rng(1).random((n, L))
+        old = LOSS._COMPACT_MIN_BYTES
+        LOSS._COMPACT_MIN_BYTES = 2**62        # dense
+        try:
+            dense = LOSS.CRFLoss(arrays, y, w, layout, counts)
+        finally:
+            LOSS._COMPACT_MIN_BYTES = old
+        W, gW = dense._buffers()
+        W.reshape(-1)[dense._pos] = theta[layout.state]
+        a = dense.arrays
+        times = [_best(_emissions_dense, *a, W, E), _best(_counts_dense, *a, P, gW[0])]
+        del dense, W, gW
+        with _forced_layout("compact"):
+            c = LOSS.CRFLoss(arrays, y, w, layout, counts)
+        th = theta[layout.state].copy()
+        g = np.zeros_like(th)
+        Wh, _ = c._buffers()
+        Wh.reshape(-1)[c._hot_pos] = th[c._hot_params]
+        gWh = c._gWh[0]
+        a, rp, lab = c.arrays, c._rp, c._lab
+        no_hot = np.full_like(c._hot, -1)
+        for hot in (c._hot, no_hot):
+            times += [_best(_emissions_compact, *a, rp, lab, th, hot, Wh, E),
+                      _best(_counts_compact, *a, P, rp, lab, g, hot, gWh)]
+        print(f"{name} ({L} labels, {c._n_hot} hot rows): emissions dense {times[0]:.1f}, "
+              f"compact+hot {times[2]:.1f}, compact {times[4]:.1f} | state counts dense "
+              f"{times[1]:.1f}, compact+hot {times[3]:.1f}, compact {times[5]:.1f}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
