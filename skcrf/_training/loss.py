@@ -207,7 +207,7 @@ class CRFLoss:
         del f
         self._lab = lab.astype(np.int16 if L <= np.iinfo(np.int16).max else np.int32)
         self._hot_width = hot_width(L)
-        hot = _hot_features(freq, np.diff(self._rp), self._hot_width)
+        hot = _hot_features(freq, np.diff(self._rp), self._hot_width, self.bounds.size - 1)
         self._hot = np.full(F, -1, dtype=np.int32)
         self._hot[hot] = np.arange(hot.size, dtype=np.int32)
         self._n_hot = hot.size
@@ -375,25 +375,30 @@ def _use_compact(rows, width, L, n_state, n_chunks):
     _PRIVATE_GRADIENT_BYTES. Up to ~20 labels the dense kernels are faster
     (one contiguous row per non-zero, read as quads, the token's sums in
     registers; ``benchmarks/results/memory.txt`` has the cost of compact
-    rows); with more labels the compact layout, whose frequent features
-    have dense rows (:func:`_hot_features`), is about as fast or faster,
-    for memory proportional to the parameters instead of features x labels."""
+    rows); from ~40 labels the compact layout, whose frequent features have
+    dense rows (:func:`_hot_features`), comes close (its sparse passes take
+    1.1-1.3x the dense ones at 42-59 labels, less at 200:
+    ``benchmarks/results/sparse_pass_stages.txt``), for memory
+    proportional to the parameters instead of features x labels."""
     dense = rows * width * 8
     return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L
             and (n_chunks - 1) * n_state * 8 <= _PRIVATE_GRADIENT_BYTES)
 
 
-def _hot_features(freq, n_labels, width):
+def _hot_features(freq, n_labels, width, n_chunks=1):
     """The features a compact layout gives a dense row
     (:meth:`CRFLoss._compact_layout`), most frequent first: those whose
     parameters fill at least _HOT_MIN_FILL of a row of ``width`` columns
     (``n_labels[f]``: feature f's parameter count), as many as fit in
-    _HOT_BYTES. A dense row costs a vector add per 8 columns where the
-    compact one costs a scattered scalar update per parameter, and its bytes
-    stay in cache only if the feature is frequent: so the frequent features
-    of many labels (word shape, suffixes, the bias), which make most of a
-    corpus's non-zeros, not the rare ones."""
-    n_rows = _HOT_BYTES // (8 * width)
+    _HOT_BYTES (per copy: the weights and each of the ``n_chunks`` threads'
+    gradients; all the threads' copies within _PRIVATE_GRADIENT_BYTES, so
+    that memory does not grow without bound with the threads). A dense row
+    costs a vector add per 8 columns where the compact one costs a scattered
+    scalar update per parameter, and its bytes stay in cache only if the
+    feature is frequent: so the frequent features of many labels (word
+    shape, suffixes, the bias), which make most of a corpus's non-zeros, not
+    the rare ones."""
+    n_rows = min(_HOT_BYTES, _PRIVATE_GRADIENT_BYTES // max(n_chunks, 1)) // (8 * width)
     cand = np.flatnonzero((n_labels >= max(_HOT_MIN_FILL * width, 1)) & (freq > 0))
     order = np.argsort(-freq[cand], kind="stable")[:n_rows]
     return cand[order]

@@ -104,6 +104,10 @@ def test_hot_features_are_the_most_frequent_of_many_labels(monkeypatch):
     n_labels = np.array([16, 2, 4, 5, 9, 4, 3, 0])
     # candidates 0, 2, 3, 5 (4 has no non-zero, 7 no parameter); by frequency
     assert _hot_features(freq, n_labels, 16).tolist() == [5, 3, 0]
+    # many threads: all their gradients' rows within the private budget
+    monkeypatch.setattr(objective_module, "_PRIVATE_GRADIENT_BYTES", 4 * 8 * 16)
+    assert _hot_features(freq, n_labels, 16, n_chunks=2).tolist() == [5, 3]
+    assert _hot_features(freq, n_labels, 16, n_chunks=5).size == 0
     monkeypatch.setattr(objective_module, "_HOT_BYTES", 0)
     assert _hot_features(freq, n_labels, 16).size == 0
 
