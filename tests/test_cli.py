@@ -404,8 +404,12 @@ def test_ctrl_c_during_training_is_one_line(files, tmp_path):
     import signal
     import time
 
+    # enough data that the fit still runs for seconds after its third
+    # iteration (with 20 copies it ended 0.3 s later, sometimes before the
+    # signal reached it: the fit stops where the line search finds no lower
+    # objective, about 50 iterations in)
     big = tmp_path / "big.txt"
-    big.write_text((files / "train.txt").read_text() * 20)
+    big.write_text((files / "train.txt").read_text() * 400)
     proc = subprocess.Popen([sys.executable, "-m", "skcrf", "train", "-m",
                              str(tmp_path / "m.skcrf"), "--tol", "0", "--max-iter", "100000",
                              "--c2", "1e-6", str(big)],
@@ -415,8 +419,9 @@ def test_ctrl_c_during_training_is_one_line(files, tmp_path):
     while time.time() < deadline:
         line = proc.stderr.readline()
         lines.append(line)
-        if line.startswith("iter    3"):
+        if line.startswith("iter    3") or not line:
             break
+    assert line.startswith("iter    3"), "".join(lines)
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read()
     proc.wait(timeout=60)
