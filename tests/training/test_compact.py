@@ -97,6 +97,29 @@ def test_compact_objective_matches_enumeration_and_the_dense_one(float_values, L
     np.testing.assert_allclose(numeric, g @ step, rtol=1e-5)
 
 
+@pytest.mark.parametrize("L", [1, 8, 41])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_hot_rows_at_any_width(L, n_threads, monkeypatch):
+    """Dense rows of one vector (1 and 8 labels) and of several with padding
+    (41 labels: 48 columns), on one and three threads: the same bits as the
+    compact rows alone, and the dense layout's results up to rounding."""
+    X, seqs, layout, flat, weights, (W, A, start, end) = _problem(
+        L + 100, L, True, n_seq=40, max_len=5)
+    theta = layout.pack(W, A, start, end)
+    results = {}
+    for name, compact, hot_rows in (("compact", True, 0), ("three hot", True, 3),
+                                    ("all hot", True, 100), ("dense", False, None)):
+        _force(monkeypatch, compact, hot_rows, L)
+        loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout, n_threads=n_threads)
+        results[name] = Objective([loss], ElasticNet(0.0, 0.5))(theta)
+    f, g = results["compact"]
+    for name in ("three hot", "all hot"):
+        assert results[name][0] == f
+        np.testing.assert_array_equal(results[name][1], g)
+    np.testing.assert_allclose(f, results["dense"][0], rtol=1e-12)
+    np.testing.assert_allclose(g, results["dense"][1], rtol=1e-10, atol=1e-12)
+
+
 def test_hot_features_are_the_most_frequent_of_many_labels(monkeypatch):
     monkeypatch.setattr(objective_module, "_HOT_BYTES", 3 * 8 * 16)   # 3 rows of 16
     monkeypatch.setattr(objective_module, "_HOT_MIN_FILL", 0.25)       # >= 4 labels
