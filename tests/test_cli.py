@@ -406,7 +406,7 @@ def test_ctrl_c_during_training_is_one_line(files, tmp_path):
 
     # enough data that the fit still runs for seconds after its third
     # iteration (it stops where the line search finds no lower objective,
-    # about 50 iterations in: with 20 copies, 0.3 s after the third)
+    # about 50 iterations in, and a small file gets there in a blink)
     big = tmp_path / "big.txt"
     big.write_text((files / "train.txt").read_text() * 100)
     # Ctrl-C in a terminal: SIGINT at its default disposition in the child

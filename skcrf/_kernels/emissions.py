@@ -329,12 +329,14 @@ def _emissions_compact(indptr, indices, data, t0, T, rp, lab, th, hot, Wh, out):
     lane view) and stored once. Each column adds its non-zeros' weights in
     the order of the non-zeros, multiply and add rounded apart, dense row or
     not (a dense row's columns that are not parameters hold 0): the same
-    bits as without dense rows. (Summing the dense rows in registers apart
-    from the compact terms, as :func:`_emissions_wide` does, gave no
-    measurable gain for different last bits.) Two prefetch stages: the row
-    pointer and dense row number of the feature 2 * PREFETCH_DISTANCE
-    non-zeros ahead, then the row of the one PREFETCH_DISTANCE ahead (whose
-    row pointer is in cache by then)."""
+    bits as without dense rows. Two prefetch stages: the row pointer and
+    dense row number of the feature 2 * PREFETCH_DISTANCE non-zeros ahead,
+    then the row of the one PREFETCH_DISTANCE ahead (whose row pointer is in
+    cache by then).
+
+    :func:`_add_state_counts_compact` repeats this loop's prefetch and row
+    updates on purpose: as inlined helper functions they made both passes
+    several times slower."""
     L = out.shape[1]
     nnz = indices.size
     dm = _value_mask(data, indices)

@@ -204,7 +204,6 @@ class CRFLoss:
         n_state = layout.state_pos.size
         self._rp = np.zeros(F + 1, dtype=np.int32 if n_state < 2**31 else np.int64)
         np.cumsum(np.bincount(f, minlength=F), out=self._rp[1:])
-        del f
         self._lab = lab.astype(np.int16 if L <= np.iinfo(np.int16).max else np.int32)
         self._hot_width = hot_width(L)
         hot = _hot_features(freq, np.diff(self._rp), self._hot_width, self.bounds.size - 1)
@@ -213,11 +212,10 @@ class CRFLoss:
         self._n_hot = hot.size
         # the hot features' parameters (positions in the state part of theta)
         # and where they sit in the flat Wh
-        starts, counts = self._rp[hot].astype(np.int64), np.diff(self._rp)[hot]
-        self._hot_params = np.repeat(starts - np.cumsum(counts) + counts, counts) \
-            + np.arange(counts.sum())
-        self._hot_pos = np.repeat(np.arange(hot.size) * self._hot_width, counts) \
-            + self._lab[self._hot_params]
+        self._hot_params = np.flatnonzero(self._hot[f] >= 0)
+        self._hot_pos = self._hot[f[self._hot_params]].astype(np.int64) * self._hot_width \
+            + lab[self._hot_params]
+        del f, lab
 
     def release(self):
         """Free what the evaluations need (the fit is over) and return the
@@ -376,9 +374,8 @@ def _use_compact(rows, width, L, n_state, n_chunks):
     (one contiguous row per non-zero, read as quads, the token's sums in
     registers; ``benchmarks/results/memory.txt`` has the cost of compact
     rows); from ~40 labels the compact layout, whose frequent features have
-    dense rows (:func:`_hot_features`), comes close (its sparse passes take
-    1.1-1.3x the dense ones at 42-59 labels, less at 200:
-    ``benchmarks/results/sparse_pass_stages.txt``), for memory
+    dense rows (:func:`_hot_features`), comes close
+    (``benchmarks/dev/sparse_pass_stages.py`` measures both), for memory
     proportional to the parameters instead of features x labels."""
     dense = rows * width * 8
     return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L
