@@ -394,7 +394,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         return self
 
     def _load_decoding_kernels(self):
-        """Load the decoding kernels in ``fit`` rather than slow the first ``predict`` down."""
+        """Load the decoding kernels and the input check now (``fit``,
+        ``load_model``) rather than slow the first ``predict`` down."""
         compile_helper.wait()
         weights = Weights.from_arrays(self.coef_.T[:1], self.transition_coef_,
                                       self.start_coef_, self.end_coef_)

@@ -9,6 +9,7 @@ never directly by estimators or model files.
 import numpy as np
 
 from .._arrays import ONE, KernelArrays, raise_if_no_path
+from .csr_check import check_csr
 from .decode import (
     _marginals_chunk,
     _marginals_parallel,
@@ -139,11 +140,16 @@ def topk(arrays, weights, k, n_threads=1):
 def load_decoding(weights, decoding="viterbi", n_threads=1):
     """Call the decoding kernels a model will use on two featureless tokens:
     the serial chunk kernel, and the threaded driver too when ``n_threads``
-    > 1 (a tiny input alone would never reach it). Loading them from Numba's
-    cache takes a tenth of a second or more; a fit does it here so that its
-    first ``predict`` is as fast as the next ones."""
+    > 1 (a tiny input alone would never reach it), and the input check
+    (:func:`skcrf._kernels.csr_check.check_csr`). Loading them from Numba's
+    cache takes a tenth of a second or more; ``fit`` and ``load_model`` do it
+    here so that the first ``predict`` is as fast as the next ones."""
     arrays = KernelArrays(np.zeros(3, np.int64), np.zeros(0, np.int32), ONE,
                           np.array([0, 1, 2], np.int64))
+    # the input check, for int32 and int64 column indices (a fit has loaded
+    # the one of its data, a loaded model neither)
+    for dtype, out in ((np.int32, 0), (np.int64, 1)):
+        check_csr(arrays.indptr, np.zeros(out, dtype), ONE, 1, np.empty(out, np.int32))
     decode = marginals if decoding == "marginal" else viterbi
     for edges in ([0, 2], [0, 1, 2])[:1 + (n_threads > 1)]:
         try:

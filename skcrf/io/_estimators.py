@@ -144,6 +144,8 @@ def _estimators(model):
     for k in CRF_FITTED:
         if k in fitted:
             setattr(crf, k, fitted[k])
+    # as fit does: the first predict after loading is then as fast as the next
+    crf._load_decoding_kernels()
     return feat, crf
 
 

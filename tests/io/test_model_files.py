@@ -193,3 +193,48 @@ def test_model_files_get_the_usual_permissions(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+
+
+# ------------------------------------------ the first predict after loading
+_FIRST_PREDICT = r'''
+import json, sys
+from numba.core.registry import CPUDispatcher
+from skcrf import load_model
+from skcrf.datasets import load_sample_cws
+
+
+def signatures():
+    out = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("skcrf"):
+            for value in list(vars(module).values()):
+                if isinstance(value, CPUDispatcher):
+                    f = value.py_func
+                    out[f"{f.__module__}.{f.__qualname__}"] = set(map(str, value.signatures))
+    return out
+
+
+sents = load_sample_cws()[900:912]
+X = {"tagger": [[(w, "N" if len(w) > 1 else "V") for w in s] for s in sents],
+     "chars": ["".join(s) for s in sents]}[sys.argv[2]]
+featurizer, crf = load_model(sys.argv[1])
+Z = featurizer.transform(X)
+before = signatures()
+crf.predict(Z)
+print(json.dumps({k: sorted(v - before.get(k, set())) for k, v in signatures().items()
+                  if v - before.get(k, set())}))
+'''
+
+
+@pytest.mark.parametrize("name", ["tagger", "chars"])
+def test_load_model_loads_the_kernels_of_the_first_predict(name):
+    # in a new process (this one has loaded every kernel already): load_model
+    # loads what predict runs, so its first call adds no kernel signature
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", _FIRST_PREDICT,
+                          str(DATA / f"{name}_v0.1.0.skcrf"), name],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.strip().splitlines()[-1]) == {}

@@ -71,6 +71,23 @@ def test_lanes_match_one_at_a_time_and_enumeration(seed, L, n_threads):
     _check_against_enumeration(X, arrays, weights, labels, scores)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("L", [5, 6, 7, 10])
+def test_lanes_match_one_at_a_time_and_enumeration_at_more_labels(seed, L):
+    # as above beyond 4 labels (where a step's labels could be grouped):
+    # ties (integer weights) and -inf transitions and starts, the same bits
+    # as one sequence at a time and the best path of enumeration
+    rng = np.random.default_rng(100 * L + seed)
+    lengths = rng.integers(0, 5, size=40)
+    X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 2)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    labels, scores = inference.viterbi(arrays, weights)
+    want_labels, want_scores = _alone(X, weights)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(scores, want_scores)
+    _check_against_enumeration(X, arrays, weights, labels, scores)
+
+
 @pytest.mark.parametrize("L", [5, 9, 17])
 def test_lanes_match_one_at_a_time_with_long_and_many_labels(L):
     # batches of similar lengths, ragged ones, one sequence too long for the
