@@ -6,8 +6,10 @@ pruned Viterbi of many labels sees realistic scores) and saves it with
 joblib under ``--models``; every run then loads the saved model in a fresh
 process importing ``skcrf`` from the checkout given, so both sides decode
 with the same weights. Printed per corpus: tokens/s of the first predict of
-the test set (the kernels loaded from a warm cache on that call) and of the
-best of 7 more, with 1 and 2 threads. Alternate the checkouts and compare
+the test set (a joblib-loaded model loads its kernels from the warm cache in
+that call, unlike one from ``fit`` or ``load_model``) and of the best of 7
+more, with 1 and 2 threads. Two-thread runs on a VM that shares its cores
+vary by 2x from run to run: compare many pairs. Alternate the checkouts and compare
 pairs:
 
     for i in 1 2 3; do for c in /path/A /path/B; do

@@ -165,8 +165,9 @@ def _objective_owned(blocks, phase, order, row_bounds, split, indptr, indices, d
     (L x L each). Memory: one ``gW`` whatever K, plus ``P`` (a block's tokens)."""
     K = phase.shape[1] - 1
     expAT = np.ascontiguousarray(expA.T)
+    # (gW: cleared where read by the previous evaluation's gather, see
+    # skcrf._kernels.state_counts.chunk_gradient)
     for k in prange(K):
-        gW[row_bounds[k]:row_bounds[k + 1], :] = 0.0
         gA[k, :, :] = 0.0
         gS[k, :] = 0.0
         gE[k, :] = 0.0

@@ -264,8 +264,10 @@ def _add_state_counts_overload(indptr, indices, data, t0, T, P, gW):
 
 
 def chunk_gradient(gW, c):
-    """Chunk c's gradient buffer, cleared: ``gW[c]`` of a dense (n_chunks,
-    rows, width) array; of a compact ``(rp, lab, g0, g_rest, hot, gWh)``,
+    """Chunk c's gradient buffer, ready to add to: ``gW[c]`` of a dense
+    (n_chunks, rows, width) array as it is (the gather of the previous
+    evaluation, :func:`skcrf._kernels.vector._gradient_chunk`, cleared every
+    cell that is read); cleared, of a compact ``(rp, lab, g0, g_rest, hot, gWh)``,
     ``(rp, lab, g0, hot, gWh[0])`` for chunk 0 (g0: the state part of the
     gradient the objective returns) and ``(rp, lab, g_rest[c - 1], hot,
     gWh[c])`` for the others (gWh: the chunks' dense rows); compiled code
@@ -277,9 +279,7 @@ def chunk_gradient(gW, c):
 def _chunk_gradient_overload(gW, c):
     if isinstance(gW, types.Array):
         def dense(gW, c):
-            gWc = gW[c]
-            gWc[:, :] = 0.0
-            return gWc
+            return gW[c]
         return dense
 
     def compact(gW, c):

@@ -32,7 +32,13 @@ def _gradient_chunk(c, bounds, flat, positions, empirical, theta, c2, out, parti
     ``b`` of ``flat[b, positions[k]]``) - ``empirical[k]`` + ``2 c2 theta[k]``:
     the gradient of the data term (expected minus empirical counts) and of
     an L2 term; ``partial[c]`` = the range's ``(theta . empirical, theta .
-    theta)`` (the score of the training labels, and the L2 term's norm)."""
+    theta)`` (the score of the training labels, and the L2 term's norm).
+
+    Clears each buffer cell it reads: the next evaluation's state counts then
+    add to zeros there without a pass that clears the whole buffers (tens of
+    MB for a large model, at every evaluation). Cells at no parameter's
+    position (padding, labels a feature was never seen with) are never read,
+    so what accumulates there does not matter."""
     te = 0.0
     tt = 0.0
     for k in range(bounds[c], bounds[c + 1]):
@@ -40,6 +46,7 @@ def _gradient_chunk(c, bounds, flat, positions, empirical, theta, c2, out, parti
         p = positions[k]
         for b in range(flat.shape[0]):
             acc += flat[b, p]
+            flat[b, p] = 0.0
         e = empirical[k]
         t = theta[k]
         out[k] = (acc - e) + 2.0 * c2 * t

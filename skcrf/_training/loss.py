@@ -105,6 +105,9 @@ class CRFLoss:
         self._width = row_width(L)
         self._owned = None
         self._released = False
+        # the dense gradient buffers hold counts that their gather has not
+        # read (and cleared) yet: an evaluation interrupted in between
+        self._counts_pending = False
         self.compact = _use_compact(self._rows, self._width, L, layout.state_pos.size,
                                     n_chunks)
         if self.compact:
@@ -267,6 +270,11 @@ class CRFLoss:
         if not self.compact:
             run_chunks(_scatter_chunk, _scatter_parallel, self._state_bounds, self.n_threads,
                        theta[lay.state], self._pos, W.reshape(-1))
+            # the state counts add to the cells the last gather cleared; an
+            # evaluation stopped before its gather left counts behind
+            if self._counts_pending:
+                gW[...] = 0.0
+            self._counts_pending = True
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
         common = (A, start, end, expA, exp_start, exp_end, shifts)
@@ -313,6 +321,8 @@ class CRFLoss:
                        self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
                        self.empirical[lay.state], theta[lay.state], float(c2),
                        g[lay.state], sums)
+            # (the gather cleared the cells the next evaluation adds to)
+            self._counts_pending = False
             # the few transition, start and end parameters
             rest = slice(lay.state.stop, None)
             g[rest] -= self.empirical[rest]

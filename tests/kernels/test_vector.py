@@ -37,13 +37,19 @@ def test_passes_match_numpy_exactly(n, n_threads):
 
     # gradient: the buffers summed in order, minus the empirical counts, plus
     # the L2 term's 2 c2 theta (the bits of the separate passes it replaces)
-    buffers = rng.normal(size=(3, 2 * n + 3))
+    # (the cells read are cleared, the others left as they were)
+    filled = rng.normal(size=(3, 2 * n + 3))
     empirical = rng.integers(0, 4, n).astype(float)
     for c2 in (0.0, 0.3):
+        buffers = filled.copy()
         g = np.full(n, np.nan)
         partial = np.zeros((bounds.size - 1, 2))
         run_chunks(K._gradient_chunk, K._gradient_parallel, bounds, n_threads, buffers,
                    positions, empirical, theta, c2, g, partial)
+        cleared = filled.copy()
+        cleared[:, positions] = 0.0
+        assert np.array_equal(buffers, cleared)
+        buffers = filled
         ref = (buffers[0, positions] + buffers[1, positions]) + buffers[2, positions]
         ref -= empirical
         ref += 2.0 * c2 * theta
