@@ -394,8 +394,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         return self
 
     def _load_decoding_kernels(self):
-        """Load the decoding kernels and the input check now (``fit``,
-        ``load_model``) rather than slow the first ``predict`` down."""
+        """Load the decoding kernels and input check now, not in the first ``predict``."""
         compile_helper.wait()
         weights = Weights.from_arrays(self.coef_.T[:1], self.transition_coef_,
                                       self.start_coef_, self.end_coef_)
