@@ -225,3 +225,19 @@ def _synthetic(n_labels, limit, n_sent=6000, seed=0):
 
     Xtr, Xte, names = _vectorise(feats(train), feats(test))
     return Xtr, [y for _, y in train], Xte, [y for _, y in test], names
+
+
+def training_problem(Xtr, ytr):
+    """What the training objective of a fit on ``(Xtr, ytr)`` is built from,
+    as ``LinearChainCRF`` builds it (c2 only, seen transitions, no start /
+    end weights): ``(y, n_labels, arrays, weights, counts, layout)`` — the
+    label index per token (int32), the kernels' arrays, unit sequence
+    weights, the (feature, label) counts and the parameter layout."""
+    from skcrf._training.layout import build_layout, count_pairs
+
+    classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]), return_inverse=True)
+    y = y.astype(np.int32).reshape(-1)
+    arrays, weights = Xtr.kernel_arrays(), np.ones(len(Xtr))
+    counts = count_pairs(arrays, y, weights, classes.size, Xtr.n_features)
+    layout = build_layout(counts, all_possible_transitions=False, start_end=False)
+    return y, classes.size, arrays, weights, counts, layout

@@ -21,11 +21,10 @@ sys.path.insert(1, os.path.join(here, "..", "claims"))
 warnings.simplefilter("ignore")
 
 from _common import DEFAULT_DATA  # noqa: E402
-from _corpora import build  # noqa: E402
+from _corpora import build, training_problem  # noqa: E402
 from bench_label_sweep import LIMITS  # noqa: E402
 
 from skcrf._kernels.parallel import numba_threads  # noqa: E402
-from skcrf._training.layout import build_layout, count_pairs  # noqa: E402
 from skcrf._training.loss import CRFLoss  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,11 +35,7 @@ args = ap.parse_args()
 nt = args.n_jobs
 
 Xtr, ytr, _, _, _ = build(args.corpus, args.data, LIMITS.get(args.corpus))
-classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]), return_inverse=True)
-y = y.astype(np.int32).reshape(-1)
-arrays, w = Xtr.kernel_arrays(), np.ones(len(Xtr))
-counts = count_pairs(arrays, y, w, classes.size, Xtr.n_features)
-layout = build_layout(counts, all_possible_transitions=False, start_end=False)
+y, _, arrays, w, counts, layout = training_problem(Xtr, ytr)
 loss = CRFLoss(arrays, y, w, layout, counts, n_threads=nt)
 if loss.compact:
     sys.exit(f"{args.corpus}: compact state weights, whose gradient is not such a buffer")

@@ -38,7 +38,7 @@ sys.path.insert(1, os.path.join(here, ".."))
 sys.path.insert(2, os.path.join(here, "..", "claims"))
 
 from _common import DEFAULT_DATA, machine  # noqa: E402
-from _corpora import build  # noqa: E402
+from _corpora import build, training_problem  # noqa: E402
 from bench_label_sweep import LIMITS  # noqa: E402
 from sparse_pass_stages import (  # noqa: E402
     _best,
@@ -50,7 +50,6 @@ from sparse_pass_stages import (  # noqa: E402
 
 from skcrf._kernels.intrinsics import prefetch_row  # noqa: E402
 from skcrf._training import loss as LOSS  # noqa: E402
-from skcrf._training.layout import build_layout, count_pairs  # noqa: E402
 from skcrf._warm_up import _forced_layout  # noqa: E402
 
 _J = dict(cache=False, nogil=True, error_model="numpy")
@@ -128,13 +127,7 @@ def main():
     print("# ms per pass over the training corpus, 1 thread, best of 7; binary features")
     for name in args.corpora.split(","):
         Xtr, ytr = build(name, args.data, LIMITS.get(name))[:2]
-        classes, y = np.unique(np.concatenate([np.asarray(s) for s in ytr]),
-                               return_inverse=True)
-        y = y.astype(np.int32).reshape(-1)
-        L = classes.size
-        arrays, w = Xtr.kernel_arrays(), np.ones(len(Xtr))
-        counts = count_pairs(arrays, y, w, L, Xtr.n_features)
-        layout = build_layout(counts, all_possible_transitions=False, start_end=False)
+        y, L, arrays, w, counts, layout = training_problem(Xtr, ytr)
         theta = np.random.default_rng(0).normal(scale=0.1, size=layout.n_params)
         n = int(arrays[3][-1])
         P = np.random.default_rng(1).random((n, L))
