@@ -12,13 +12,14 @@ import os
 import subprocess
 import sys
 
-_PROBE = r'''
+from tests.probes import SIGNATURES
+
+_PROBE = SIGNATURES + r'''
 import json, sys, warnings
 from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
-from numba.core.registry import CPUDispatcher
 
 from skcrf import LinearChainCRF, Sequences
 from skcrf._training import loss
@@ -26,17 +27,6 @@ from skcrf._warm_up import _forced_layout, compile_kernels
 from skcrf.feature_extraction import SequenceDictVectorizer
 
 warnings.simplefilter("ignore")
-
-
-def signatures():
-    out = {}
-    for name, module in list(sys.modules.items()):
-        if name.startswith("skcrf"):
-            for value in list(vars(module).values()):
-                if isinstance(value, CPUDispatcher):
-                    f = value.py_func
-                    out[f"{f.__module__}.{f.__qualname__}"] = set(map(str, value.signatures))
-    return out
 
 
 def layout(name):

@@ -13,6 +13,7 @@ from skcrf import LinearChainCRF, SequenceFeaturizer, WordSegmenter, load_model,
 from skcrf.datasets import load_sample_cws
 from skcrf.exceptions import ModelFileError
 from skcrf.io import read_model
+from tests.probes import SIGNATURES
 
 DATA = pathlib.Path(__file__).parent / "data"
 EXPECTED = json.loads((DATA / "expected_v0.1.0.json").read_text(encoding="utf-8"))
@@ -196,23 +197,10 @@ def test_model_files_get_the_usual_permissions(tmp_path):
 
 
 # ------------------------------------------ the first predict after loading
-_FIRST_PREDICT = r'''
+_FIRST_PREDICT = SIGNATURES + r'''
 import json, sys
-from numba.core.registry import CPUDispatcher
 from skcrf import load_model
 from skcrf.datasets import load_sample_cws
-
-
-def signatures():
-    out = {}
-    for name, module in list(sys.modules.items()):
-        if name.startswith("skcrf"):
-            for value in list(vars(module).values()):
-                if isinstance(value, CPUDispatcher):
-                    f = value.py_func
-                    out[f"{f.__module__}.{f.__qualname__}"] = set(map(str, value.signatures))
-    return out
-
 
 sents = load_sample_cws()[900:912]
 X = {"tagger": [[(w, "N" if len(w) > 1 else "V") for w in s] for s in sents],
