@@ -6,13 +6,14 @@ whole training corpus, best of 7: the emission scores and the expected state
 counts with
 
 - the dense (feature rows x labels) weights,
-- compact weights (read in place from the parameter vector) with dense rows
-  for their hot features (``skcrf._training.loss._hot_features``), as a
-  compact fit runs them,
-- compact weights without any dense row (before the hot rows).
+- compact weights: one record per feature (``skcrf._training.records``)
+  with dense rows for the hot features (``skcrf._training.loss._hot_features``),
+  as a compact fit runs them,
+- records without any dense row.
 
-The package picks the layout by memory (``_use_compact``); this script
-forces each, to show what the choice costs in time.
+The records' results are checked against the dense passes'. The package
+picks the layout by memory (``_use_compact``); this script forces each, to
+show what the choice costs in time.
 
     python benchmarks/dev/sparse_pass_stages.py --data ../shared/data \\
         --corpora gsd-xpos,esp-pos,synth-100
@@ -39,6 +40,7 @@ from bench_label_sweep import LIMITS  # noqa: E402
 from skcrf._kernels import emissions as EM  # noqa: E402
 from skcrf._kernels import state_counts as SC  # noqa: E402
 from skcrf._training import loss as LOSS  # noqa: E402
+from skcrf._training.records import Records  # noqa: E402
 from skcrf._warm_up import _forced_layout  # noqa: E402
 
 _J = dict(cache=True, nogil=True, error_model="numpy")
@@ -52,11 +54,10 @@ def _emissions_dense(indptr, indices, data, offsets, W, E):
 
 
 @njit(**_J)
-def _emissions_compact(indptr, indices, data, offsets, rp, lab, th, hot, Wh, E):
+def _emissions_records(indptr, rec, data, offsets, R, E):
     for s in range(offsets.size - 1):
         t0 = offsets[s]
-        EM._emissions_compact(indptr, indices, data, t0, offsets[s + 1] - t0, rp, lab, th,
-                              hot, Wh, E[t0:])
+        EM._emissions_records(indptr, rec, data, t0, offsets[s + 1] - t0, R, E[t0:])
 
 
 @njit(**_J)
@@ -67,11 +68,10 @@ def _counts_dense(indptr, indices, data, offsets, P, gW):
 
 
 @njit(**_J)
-def _counts_compact(indptr, indices, data, offsets, P, rp, lab, g, hot, gWh):
+def _counts_records(indptr, rec, data, offsets, P, G):
     for s in range(offsets.size - 1):
         t0 = offsets[s]
-        SC._add_state_counts_compact(indptr, indices, data, t0, offsets[s + 1] - t0, P[t0:],
-                                     rp, lab, g, hot, gWh)
+        SC._add_state_counts_records(indptr, rec, data, t0, offsets[s + 1] - t0, P[t0:], G)
 
 
 def _best(fn, *args):
@@ -108,22 +108,30 @@ def main():
         W.reshape(-1)[dense._pos] = theta[layout.state]
         a = dense.arrays
         times = [_best(_emissions_dense, *a, W, E), _best(_counts_dense, *a, P, gW[0])]
+        E_dense = E.copy()
+        gW[0][...] = 0.0
+        _counts_dense(*a, P, gW[0])
+        g_dense = gW[0].reshape(-1)[dense._pos].copy()
         del dense, W, gW
         with _forced_layout("compact"):
             c = LOSS.CRFLoss(arrays, y, w, layout, counts)
-        th = theta[layout.state].copy()
-        g = np.zeros_like(th)
-        Wh, _ = c._buffers()
-        Wh.reshape(-1)[c._hot_pos] = th[c._hot_params]
-        gWh = c._gWh[0]
-        a, rp, lab = c.arrays, c._rp, c._lab
-        no_hot = np.full_like(c._hot, -1)
-        for hot in (c._hot, no_hot):
-            times += [_best(_emissions_compact, *a, rp, lab, th, hot, Wh, E),
-                      _best(_counts_compact, *a, P, rp, lab, g, hot, gWh)]
+        freq = LOSS.feature_frequencies(arrays[1], layout.n_features)
+        for rec in (None, Records(layout.state_pos, L, freq, arrays[1], np.zeros(0, int),
+                                  c._hot_width)):
+            R, pos, a = (c._records, c._pos, c.arrays) if rec is None else \
+                (rec.R, rec.positions, (arrays[0], rec.offsets, *c.arrays[2:]))
+            R = R.copy()
+            R[pos] = theta[layout.state]
+            G = R.copy()
+            G[pos] = 0.0
+            times += [_best(_emissions_records, *a, R, E), _best(_counts_records, *a, P, G)]
+            np.testing.assert_allclose(E, E_dense, rtol=1e-12, atol=1e-12)
+            G[pos] = 0.0
+            _counts_records(*a, P, G)
+            np.testing.assert_allclose(G[pos], g_dense, rtol=1e-9, atol=1e-9)
         print(f"{name} ({L} labels, {c._n_hot} hot rows): emissions dense {times[0]:.1f}, "
-              f"compact+hot {times[2]:.1f}, compact {times[4]:.1f} | state counts dense "
-              f"{times[1]:.1f}, compact+hot {times[3]:.1f}, compact {times[5]:.1f}",
+              f"records+hot {times[2]:.1f}, records {times[4]:.1f} | state counts dense "
+              f"{times[1]:.1f}, records+hot {times[3]:.1f}, records {times[5]:.1f}",
               flush=True)
 
 

@@ -21,10 +21,10 @@ Conventions. Every kernel takes only contiguous arrays and scalars:
   ``data[p & _value_mask(data, indices)]``;
 * the state weights as a dense feature-major matrix ``W`` of shape
   ``(n_features, n_labels)`` or, in the training objective of a large model
-  with few parameters per feature, compact ``(rp, lab, th, hot, Wh)``: feature
-  f's parameters ``th[rp[f]:rp[f + 1]]`` for the labels ``lab[rp[f]:rp[f + 1]]``,
-  except for the few frequent features with a dense row ``Wh[hot[f]]``
-  (``hot[f] >= 0``);
+  with few parameters per feature, flat records ``R`` (one per feature: its
+  parameters' labels and weights, or where its dense row is; see
+  :mod:`skcrf._training.records`), the column indices then replaced by the
+  offsets of the non-zeros' records;
 * transition weights ``A[from, to]`` and start / end weights; -inf forbids.
 
 Each pass over sequences is a chunk kernel ``*_chunk(c, bounds, ...)`` plus

@@ -3,14 +3,14 @@ and the state weights, ``E[t, :] = sum_f x_tf W[f, :]``.
 
 Dense feature-major weights (one contiguous row per non-zero, read as
 quads when the row is 4-16 wide) or, in the training objective of a large
-sparse model, compact ``(rp, lab, th)`` rows: :func:`emissions` picks the
-loop when Numba compiles its caller. Rows of rare features are scattered
+sparse model, one record per feature (:func:`_emissions_records`):
+:func:`emissions` picks the loop when Numba compiles its caller. Rows of rare features are scattered
 through memory, so the passes prefetch the row they will need
 ``PREFETCH_DISTANCE`` non-zeros ahead.
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numba.extending import overload
 
 from ._jit import _JIT, any_layout
@@ -317,92 +317,80 @@ def _quad_of_row(P, r, k):
 
 
 @njit(**_JIT)
-def _emissions_compact(indptr, indices, data, t0, T, rp, lab, th, hot, Wh, out):
-    """:func:`_emissions` for compact state weights: out[t, lab[k]] += v *
-    th[k] for the parameters k of every non-zero (f, v) of token t0 + t;
-    except for the features with a dense row (``hot[f] >= 0``: frequent
-    features with many labels, :meth:`CRFLoss._compact_layout`), whose row
-    ``Wh[hot[f], :]`` (padded with zeros to whole vectors of N_LANES) is
-    added whole: a few vector adds instead of a scattered update per label.
+def _emissions_records(indptr, rec, data, t0, T, R, out):
+    """:func:`_emissions` for state weights kept as records (the training
+    objective of a large model with few parameters per feature,
+    :mod:`skcrf._training.records`): ``rec[p]`` is the offset in the flat
+    float64 array ``R`` of the record of non-zero p's feature, either
+    ``[n, label_0, weight_0, ..., label_n-1, weight_n-1]`` (its n
+    parameters) or ``[-(1 + o)]``: the feature has a dense row of weights at
+    ``R[o:o + width]`` (frequent features with many labels; ``width`` = L
+    padded to whole vectors of N_LANES), added whole as vectors.
 
-    A token's sums are built in a contiguous row (``out`` may be a strided
-    lane view) and stored once. Each column adds its non-zeros' weights in
-    the order of the non-zeros, multiply and add rounded apart, dense row or
-    not (a dense row's columns that are not parameters hold 0): the same
-    bits as without dense rows. Two prefetch stages: the row pointer and
-    dense row number of the feature 2 * PREFETCH_DISTANCE non-zeros ahead,
-    then the row of the one PREFETCH_DISTANCE ahead (whose row pointer is in
-    cache by then).
+    One record per non-zero, mostly within one cache line, prefetched
+    ``PREFETCH_DISTANCE`` non-zeros ahead: a dense row of L labels costs L / 8
+    cache lines per non-zero, and most features of a many-label task
+    co-occur with a handful of labels. A token's sums are built in a
+    contiguous row (``out`` may be a strided lane view) and stored once;
+    each column adds its non-zeros' terms in the order of the non-zeros,
+    multiply and add rounded apart, dense row or not (a dense row's columns
+    that are not parameters hold 0): the dense rows change no bit.
 
-    :func:`_add_state_counts_compact` repeats this loop's prefetch and row
-    updates on purpose: as inlined helper functions they made both passes
-    several times slower."""
+    :func:`skcrf._kernels.state_counts._add_state_counts_records` repeats this
+    loop on purpose: as inlined helper functions the row updates made both
+    passes several times slower."""
     L = out.shape[1]
-    nnz = indices.size
-    dm = _value_mask(data, indices)
+    dm = _value_mask(data, rec)
+    lim, udm = _prefetch_limit(rec, 0), _U(dm)
     binary = dm == 0
-    rp2 = rp.reshape((rp.size, 1))
-    hot2 = hot.reshape((hot.size, 1))
-    th2 = th.reshape((th.size, 1))
-    lab2 = lab.reshape((lab.size, 1))
-    n_par = th.size
-    Whf = Wh.reshape(-1)
-    Wp = _U(Wh.shape[1])
-    nv = Wh.shape[1] // N_LANES
-    acc = np.zeros(max(Wh.shape[1], L))
+    R2 = R.reshape((R.size, 1))
+    nv = (L + N_LANES - 1) // N_LANES
+    acc = np.zeros(nv * N_LANES)
     for t in range(T):
         acc[:] = 0.0
-        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-            if p + 2 * PREFETCH_DISTANCE < nnz:
-                f = indices[p + 2 * PREFETCH_DISTANCE]
-                prefetch_row(rp2, f)
-                prefetch_row(hot2, f)
-            if p + PREFETCH_DISTANCE < nnz:
-                f = indices[p + PREFETCH_DISTANCE]
-                r = hot[f]
-                if r >= 0:
-                    prefetch_row(Wh, r)
-                else:
-                    k = rp[f]
-                    if k < n_par:
-                        prefetch_row(th2, k)
-                        prefetch_row(lab2, k)
-            f = indices[p]
-            r = hot[f]
-            if r >= 0:
-                base = _U(r) * Wp
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        while p < p1:
+            if p < lim:
+                prefetch_row(R2, rec[p + _PD])
+            o = _U(rec[p])
+            h = R[o]
+            if h < 0.0:
+                base = _U(-h) - _U1
                 if binary:
                     for i in range(nv):
-                        o = _U(i * N_LANES)
-                        vstore(acc, o, vadd(vload(acc, o), vload(Whf, base + o)))
+                        k = _U(i * N_LANES)
+                        vstore(acc, k, vadd(vload(acc, k), vload(R, base + k)))
                 else:
                     v = vsplat(data[p])
                     for i in range(nv):
-                        o = _U(i * N_LANES)
-                        vstore(acc, o, vadd(vload(acc, o), vmul(v, vload(Whf, base + o))))
+                        k = _U(i * N_LANES)
+                        vstore(acc, k, vadd(vload(acc, k), vmul(v, vload(R, base + k))))
             else:
-                v = data[p & dm]
-                for k in range(rp[f], rp[f + 1]):
-                    acc[lab[k]] += v * th[k]
+                v = data[p & udm]
+                q = o + _U1
+                for _ in range(int(h)):
+                    acc[_U(R[q])] += v * R[q + _U1]
+                    q += _U(2)
+            p += _U1
         for j in range(L):
             out[t, j] = acc[j]
 
 
 def emissions(indptr, indices, data, t0, T, W, out):
-    """Emission scores of tokens t0..t0+T-1 into ``out`` from dense (``W`` an
-    array: :func:`_emissions`) or compact (``W = (rp, lab, th, hot, Wh)``:
-    :func:`_emissions_compact`) state weights; compiled code only."""
+    """Emission scores of tokens t0..t0+T-1 into ``out`` from a dense state
+    weight matrix ``W`` (:func:`_emissions`) or from records (``W`` the flat
+    record array, ``indices`` the offsets of the non-zeros' records:
+    :func:`_emissions_records`); compiled code only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
 
 
 @overload(emissions, jit_options=_JIT)
 def _emissions_overload(indptr, indices, data, t0, T, W, out):
-    if isinstance(W, types.Array):
+    if W.ndim == 2:
         def dense(indptr, indices, data, t0, T, W, out):
             _emissions(indptr, indices, data, t0, T, W, out)
         return dense
 
-    def compact(indptr, indices, data, t0, T, W, out):
-        _emissions_compact(indptr, indices, data, t0, T, W[0], W[1], W[2], W[3], W[4],
-                           any_layout(out))
-    return compact
+    def records(indptr, indices, data, t0, T, W, out):
+        _emissions_records(indptr, indices, data, t0, T, W, any_layout(out))
+    return records

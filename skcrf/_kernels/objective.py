@@ -3,9 +3,9 @@ expected feature counts, over chunks of sequences.
 
 ``_objective_chunk`` runs the sequences of one chunk (lanes where it can,
 one at a time otherwise) into a gradient buffer of its own;
-``_objective_parallel`` / ``_objective_parallel_compact`` run the chunks on
-Numba's threads; ``_objective_owned`` runs several threads on one shared
-state gradient, block by block (memory that does not grow with threads).
+``_objective_parallel`` runs the chunks on Numba's threads;
+``_objective_owned`` runs several threads on one shared state gradient,
+block by block (memory that does not grow with threads).
 """
 
 import numpy as np
@@ -20,7 +20,7 @@ from .lane_forward_backward import (
     _lane_run,
     _lane_setup,
 )
-from .state_counts import _owned_state_counts, add_state_counts, chunk_gradient
+from .state_counts import _owned_state_counts, add_state_counts
 
 
 @njit(**_JIT)
@@ -57,13 +57,15 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
     with little padding (empty sequences, the last few, and a batch that
     needs the underflow-safe path, one by one).
 
-    Every chunk reads the same state weights ``W`` (n_features, n_labels),
-    or compact ``(rp, lab, th, hot, Wh)``, and accumulates its expected counts into its
-    own ``gW[c]`` (compact: its own vector, :func:`chunk_gradient`; and
-    ``gA[c]``, ``gS[c]``, ``gE[c]``); the caller sums them over chunks.
+    Every chunk reads the same state weights ``W``, a dense (rows, width)
+    matrix or flat records (:mod:`skcrf._training.records`), and accumulates
+    its expected counts into its own ``gW[c]`` (of W's layout; cleared where
+    read by the previous evaluation's gather,
+    :func:`skcrf._kernels.vector._gradient_chunk`) and ``gA[c]``, ``gS[c]``,
+    ``gE[c]``; the caller sums them over chunks.
     """
     lo, hi = bounds[c], bounds[c + 1]
-    gWc, gAc, gSc, gEc = chunk_gradient(gW, c), gA[c], gS[c], gE[c]
+    gWc, gAc, gSc, gEc = gW[c], gA[c], gS[c], gE[c]
     L = expA.shape[0]   # (W's rows may be padded)
     bufs = _posterior_buffers(lo, hi, offsets, L)
     P, alpha, beta = bufs[0], bufs[1], bufs[2]
@@ -99,20 +101,6 @@ def _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
 @njit(parallel=True, **_JIT)
 def _objective_parallel(bounds, *args):
     for c in prange(bounds.size - 1): _objective_chunk(c, bounds, *args)  # noqa: E701
-
-
-@njit(parallel=True, **_JIT)
-def _objective_parallel_compact(bounds, order, indptr, indices, data, offsets, weights,
-                                rp, lab, th, hot, Wh, A, start, end, expA, exp_start,
-                                exp_end, shifts, g0, g_rest, gWh, gA, gS, gE, logz_out):
-    """:func:`_objective_parallel` for compact state weights ``(rp, lab, th,
-    hot, Wh)`` and gradients ``(rp, lab, g0, g_rest, hot, gWh)``
-    (:func:`chunk_gradient`), passed apart (a parallel driver takes arrays,
-    not tuples of them)."""
-    for c in prange(bounds.size - 1):
-        _objective_chunk(c, bounds, order, indptr, indices, data, offsets, weights,
-                         (rp, lab, th, hot, Wh), A, start, end, expA, exp_start, exp_end,
-                         shifts, (rp, lab, g0, g_rest, hot, gWh), gA, gS, gE, logz_out)
 
 
 @njit(**_JIT)
@@ -166,7 +154,7 @@ def _objective_owned(blocks, phase, order, row_bounds, split, indptr, indices, d
     K = phase.shape[1] - 1
     expAT = np.ascontiguousarray(expA.T)
     # (gW: cleared where read by the previous evaluation's gather, see
-    # skcrf._kernels.state_counts.chunk_gradient)
+    # skcrf._kernels.vector._gradient_chunk)
     for k in prange(K):
         gA[k, :, :] = 0.0
         gS[k, :] = 0.0

@@ -9,7 +9,7 @@ needs).
 """
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numba.extending import overload
 
 from ._jit import _JIT
@@ -185,110 +185,68 @@ def _add_scaled_row(gW, gf, f, v, P, r, nq, q0, q1, q2, q3):
 
 
 @njit(**_JIT)
-def _add_state_counts_compact(indptr, indices, data, t0, T, P, rp, lab, g, hot, gWh):
-    """:func:`_add_state_counts` for a compact gradient: g[k] += v * P[t, lab[k]]
-    for the parameters k of every non-zero (f, v) of token t0 + t; a feature
-    with a dense row (``hot[f] >= 0``, see :func:`_emissions_compact`) gets
-    the token's whole row of marginals added to ``gWh[hot[f], :]`` instead."""
+def _add_state_counts_records(indptr, rec, data, t0, T, P, G):
+    """:func:`_add_state_counts` for a gradient kept as records (the layout
+    of :func:`skcrf._kernels.emissions._emissions_records`: ``G`` holds the
+    weights' headers and labels, its value slots accumulate): for non-zero
+    (f, v) of token t0 + t, ``v * P[t, label]`` is added to each of f's
+    parameters, or the token's whole row of marginals to f's dense row
+    (padded to whole vectors of N_LANES; the padding gets 0 added)."""
     L = P.shape[1]
-    nnz = indices.size
-    dm = _value_mask(data, indices)
+    dm = _value_mask(data, rec)
+    lim, udm = _prefetch_limit(rec, 0), _U(dm)
     binary = dm == 0
-    rp2 = rp.reshape((rp.size, 1))
-    hot2 = hot.reshape((hot.size, 1))
-    g2 = g.reshape((g.size, 1))
-    lab2 = lab.reshape((lab.size, 1))
-    n_par = g.size
-    # the dense rows are padded to whole vectors of N_LANES (their padding
-    # gets 0 added)
-    gf = gWh.reshape(-1)
-    Wp = _U(gWh.shape[1])
-    nv = gWh.shape[1] // N_LANES
-    prow = np.zeros(max(gWh.shape[1], L))
+    G2 = G.reshape((G.size, 1))
+    nv = (L + N_LANES - 1) // N_LANES
+    prow = np.zeros(nv * N_LANES)
     for t in range(T):
         for j in range(L):
             prow[j] = P[t, j]
-        for p in range(indptr[t0 + t], indptr[t0 + t + 1]):
-            if p + 2 * PREFETCH_DISTANCE < nnz:
-                f = indices[p + 2 * PREFETCH_DISTANCE]
-                prefetch_row(rp2, f)
-                prefetch_row(hot2, f)
-            if p + PREFETCH_DISTANCE < nnz:
-                f = indices[p + PREFETCH_DISTANCE]
-                r = hot[f]
-                if r >= 0:
-                    prefetch_row(gWh, r)
-                else:
-                    k = rp[f]
-                    if k < n_par:
-                        prefetch_row(g2, k)
-                        prefetch_row(lab2, k)
-            f = indices[p]
-            r = hot[f]
-            if r >= 0:
-                base = _U(r) * Wp
+        p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
+        while p < p1:
+            if p < lim:
+                prefetch_row(G2, rec[p + _PD])
+            o = _U(rec[p])
+            h = G[o]
+            if h < 0.0:
+                base = _U(-h) - _U1
                 if binary:
                     for i in range(nv):
-                        o = _U(i * N_LANES)
-                        vstore(gf, base + o, vadd(vload(gf, base + o), vload(prow, o)))
+                        k = _U(i * N_LANES)
+                        vstore(G, base + k, vadd(vload(G, base + k), vload(prow, k)))
                 else:
                     v = vsplat(data[p])
                     for i in range(nv):
-                        o = _U(i * N_LANES)
-                        vstore(gf, base + o, vadd(vload(gf, base + o),
-                                                  vmul(v, vload(prow, o))))
+                        k = _U(i * N_LANES)
+                        vstore(G, base + k, vadd(vload(G, base + k),
+                                                 vmul(v, vload(prow, k))))
             else:
-                v = data[p & dm]
-                for k in range(rp[f], rp[f + 1]):
-                    g[k] += v * prow[lab[k]]
+                v = data[p & udm]
+                q = o + _U1
+                for _ in range(int(h)):
+                    G[q + _U1] += v * prow[_U(G[q])]
+                    q += _U(2)
+            p += _U1
 
 
 def add_state_counts(indptr, indices, data, t0, T, P, gW):
     """Expected state counts of tokens t0..t0+T-1 (marginals ``P``) added to a
-    dense (:func:`_add_state_counts`) or compact (``gW = (rp, lab, g, hot, gWh)``:
-    :func:`_add_state_counts_compact`) gradient; compiled code only."""
+    dense gradient matrix (:func:`_add_state_counts`) or to records (``gW``
+    flat, ``indices`` the offsets of the non-zeros' records:
+    :func:`_add_state_counts_records`); compiled code only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
 
 
 @overload(add_state_counts, jit_options=_JIT)
 def _add_state_counts_overload(indptr, indices, data, t0, T, P, gW):
-    if isinstance(gW, types.Array):
+    if gW.ndim == 2:
         def dense(indptr, indices, data, t0, T, P, gW):
             _add_state_counts(indptr, indices, data, t0, T, P, gW)
         return dense
 
-    def compact(indptr, indices, data, t0, T, P, gW):
-        _add_state_counts_compact(indptr, indices, data, t0, T, P, gW[0], gW[1], gW[2],
-                                  gW[3], gW[4])
-    return compact
-
-
-def chunk_gradient(gW, c):
-    """Chunk c's gradient buffer, ready to add to: ``gW[c]`` of a dense
-    (n_chunks, rows, width) array as it is (the gather of the previous
-    evaluation, :func:`skcrf._kernels.vector._gradient_chunk`, cleared every
-    cell that is read); cleared, of a compact ``(rp, lab, g0, g_rest, hot, gWh)``,
-    ``(rp, lab, g0, hot, gWh[0])`` for chunk 0 (g0: the state part of the
-    gradient the objective returns) and ``(rp, lab, g_rest[c - 1], hot,
-    gWh[c])`` for the others (gWh: the chunks' dense rows); compiled code
-    only."""
-    raise NotImplementedError("a Numba overload; call it from compiled code")
-
-
-@overload(chunk_gradient, jit_options=_JIT)
-def _chunk_gradient_overload(gW, c):
-    if isinstance(gW, types.Array):
-        def dense(gW, c):
-            return gW[c]
-        return dense
-
-    def compact(gW, c):
-        gc = gW[2] if c == 0 else gW[3][c - 1]
-        gc[:] = 0.0
-        gh = gW[5][c]
-        gh[:, :] = 0.0
-        return (gW[0], gW[1], gc, gW[4], gh)
-    return compact
+    def records(indptr, indices, data, t0, T, P, gW):
+        _add_state_counts_records(indptr, indices, data, t0, T, P, gW)
+    return records
 
 
 @njit(**_JIT)

@@ -62,16 +62,6 @@ def _gradient_parallel(bounds, *args):
 
 
 @njit(**_JIT)
-def _subtract_empirical(theta, empirical, g):
-    """g -= empirical in place; returns theta . empirical."""
-    te = 0.0
-    for k in range(theta.size):
-        g[k] -= empirical[k]
-        te += theta[k] * empirical[k]
-    return te
-
-
-@njit(**_JIT)
 def _l2_chunk(c, bounds, theta, c2, g, partial):
     """``g += 2 c2 theta`` in place over ``bounds[c]:bounds[c + 1]``;
     ``partial[c]`` = the range's ``theta . theta``."""

@@ -20,12 +20,7 @@ import numpy as np
 from .._arrays import ONE, all_ones
 from .._kernels.inference import exp_transitions
 from .._kernels.lanes import N_LANES, row_width
-from .._kernels.objective import (
-    _objective_chunk,
-    _objective_owned,
-    _objective_parallel,
-    _objective_parallel_compact,
-)
+from .._kernels.objective import _objective_chunk, _objective_owned, _objective_parallel
 from .._kernels.parallel import (
     chunk_bounds,
     element_bounds,
@@ -34,15 +29,9 @@ from .._kernels.parallel import (
     run_chunks,
 )
 from .._kernels.state_counts import _row_splits, _sort_token_rows
-from .._kernels.vector import (
-    _gradient_chunk,
-    _gradient_parallel,
-    _scatter_chunk,
-    _scatter_parallel,
-    _subtract_empirical,
-)
+from .._kernels.vector import _gradient_chunk, _gradient_parallel, _scatter_chunk, _scatter_parallel
 from .layout import count_pairs
-from .penalty import add_l2
+from .records import Records
 
 __all__ = ["CRFLoss", "Objective"]
 
@@ -63,10 +52,10 @@ class CRFLoss:
     threads whatever Numba pool the caller has set.
 
     The kernels read the state weights from a dense (features used x
-    labels) matrix, fastest, or, for a large model whose parameters fill
-    few of its cells (:func:`_use_compact`), in place from the parameter
-    vector: memory then grows with the parameters, not with features x
-    labels (``compact``).
+    labels) matrix or, for a large model whose parameters fill few of its
+    cells (:func:`_use_compact`), from one record per feature
+    (:mod:`skcrf._training.records`): memory then grows with the
+    parameters, not with features x labels (``compact``).
 
     Parameters
     ----------
@@ -94,8 +83,8 @@ class CRFLoss:
             counts = count_pairs(arrays, y, self.weights, L, F)
         self.empirical = layout.empirical(counts)
         # the state weights as a dense matrix of the features that occur
-        # (_dense_layout), or compact, read in place from the parameter vector
-        # (_compact_layout) for a large model with few parameters per feature
+        # (_dense_layout), or as records (_compact_layout) for a large model
+        # with few parameters per feature
         self.n_threads = int(n_threads)
         self.bounds = chunk_bounds(offsets, indptr, L, self.n_threads)
         n_chunks = self.bounds.size - 1
@@ -111,8 +100,7 @@ class CRFLoss:
         self.compact = _use_compact(self._rows, self._width, L, layout.state_pos.size,
                                     n_chunks)
         if self.compact:
-            self._compact_layout(layout, F, L, freq)
-            self.arrays = (indptr, indices, data, offsets)
+            self._compact_layout(layout, L, freq, indptr, indices, data, offsets)
             ranges = self.bounds
         else:
             self._dense_layout(layout, F, L, freq, indptr, indices, data, offsets,
@@ -188,37 +176,25 @@ class CRFLoss:
             data = self._owned.data
         self.arrays = (indptr, local_indices, data, offsets)
 
-    def _compact_layout(self, layout, F, L, freq):
-        """Compact state weights (see :func:`_use_compact`): the kernels read
-        feature f's parameters in place, ``theta[state][rp[f]:rp[f + 1]]``
-        for the labels ``lab[rp[f]:rp[f + 1]]`` (the layout's state
-        parameters are sorted by feature, then label), and write the gradient
-        in the same order. No dense matrix of every feature, no copy of the
-        indices.
-
-        Except for the hot features (:func:`_hot_features`: the most frequent
-        of those with parameters for many labels, a few thousand at most),
-        which get a dense row ``Wh[hot[f]]`` (and a gradient row per thread):
-        a few features make most of the non-zeros, and a whole row added as
-        vectors costs less than a scattered update per label. Their weights
-        are copied into ``Wh`` before each evaluation and their gradient
-        gathered back after it."""
-        f, lab = np.divmod(layout.state_pos, L)
-        n_state = layout.state_pos.size
-        self._rp = np.zeros(F + 1, dtype=np.int32 if n_state < 2**31 else np.int64)
-        np.cumsum(np.bincount(f, minlength=F), out=self._rp[1:])
-        self._lab = lab.astype(np.int16 if L <= np.iinfo(np.int16).max else np.int32)
+    def _compact_layout(self, layout, L, freq, indptr, indices, data, offsets):
+        """State weights as records (:class:`~skcrf._training.records.Records`),
+        the kernels reading a copy of the indices turned into record offsets:
+        one record, mostly one cache line, per non-zero, where a dense row
+        of L labels is L / 8 lines. The hot features (:func:`_hot_features`:
+        the most frequent of those with parameters for many labels, a few
+        thousand at most) keep a dense row inside the records: a few
+        features make most of the non-zeros, and a whole row added as
+        vectors costs less than a scattered update per label."""
+        f = layout.state_pos // L
+        n_labels = np.bincount(f, minlength=freq.size)
+        del f
         self._hot_width = hot_width(L)
-        hot = _hot_features(freq, np.diff(self._rp), self._hot_width, self.bounds.size - 1)
-        self._hot = np.full(F, -1, dtype=np.int32)
-        self._hot[hot] = np.arange(hot.size, dtype=np.int32)
-        self._n_hot = hot.size
-        # the hot features' parameters (positions in the state part of theta)
-        # and where they sit in the flat Wh
-        self._hot_params = np.flatnonzero(self._hot[f] >= 0)
-        self._hot_pos = self._hot[f[self._hot_params]].astype(np.int64) * self._hot_width \
-            + lab[self._hot_params]
-        del f, lab
+        hot = _hot_features(freq, n_labels, self._hot_width, self.bounds.size - 1)
+        records = Records(layout.state_pos, L, freq, indices, hot, self._hot_width)
+        self._records, self._pos, self._n_hot = records.R, records.positions, records.n_hot
+        self._state_bounds = element_bounds(self._pos.size, self.n_threads)
+        self._sums = np.zeros((self._state_bounds.size - 1, 2))
+        self.arrays = (indptr, records.offsets, data, offsets)
 
     def release(self):
         """Free what the evaluations need (the fit is over) and return the
@@ -226,9 +202,8 @@ class CRFLoss:
         unpacked without these arrays still held: the weight and gradient
         buffers, the kernel-side copy of the indices, the compact layout and
         the empirical counts. The loss cannot be evaluated afterwards."""
-        self._W = self._gW = self._gWh = self._pos = self._owned = None
-        self._rp = self._lab = self.arrays = self.empirical = self.order = None
-        self._hot = self._hot_params = self._hot_pos = None
+        self._W = self._gW = self._records = self._pos = self._owned = None
+        self.arrays = self.empirical = self.order = None
         self._released = True
         trim_heap()
 
@@ -236,14 +211,10 @@ class CRFLoss:
         if self._released:
             raise RuntimeError("This CRFLoss was released (its fit is over); make a new one.")
         if self._W is None and self.compact:
-            # the weights are read in place from theta, and chunk 0's gradient
-            # written in place into the one returned: buffers for the others
-            # (and the hot features' dense rows, read by every thread, and
-            # their gradient rows, one set per thread)
-            n_chunks, n_hot = self.bounds.size - 1, self._n_hot
-            self._W = np.zeros((n_hot, self._hot_width))
-            self._gW = np.zeros((n_chunks - 1, self.layout.state_pos.size))
-            self._gWh = np.zeros((n_chunks, n_hot, self._hot_width))
+            # the records, and a copy per chunk for its gradient (headers and
+            # labels as in the weights' records, the value slots 0)
+            self._W = self._records
+            self._gW = np.repeat(self._records[None], self.bounds.size - 1, axis=0)
         elif self._W is None:
             n_buffers = 1 if self._owned is not None else self.bounds.size - 1
             rows, width = self._rows, self._width
@@ -267,36 +238,21 @@ class CRFLoss:
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         W, gW = self._buffers()
         g = np.empty(lay.n_params)
-        if not self.compact:
-            run_chunks(_scatter_chunk, _scatter_parallel, self._state_bounds, self.n_threads,
-                       theta[lay.state], self._pos, W.reshape(-1))
-            # the state counts add to the cells the last gather cleared; an
-            # evaluation stopped before its gather left counts behind
-            if self._counts_pending:
+        run_chunks(_scatter_chunk, _scatter_parallel, self._state_bounds, self.n_threads,
+                   theta[lay.state], self._pos, W.reshape(-1))
+        # the state counts add to the cells the last gather cleared; an
+        # evaluation stopped before its gather left counts behind
+        if self._counts_pending:
+            if self.compact:
+                gW[:, self._pos] = 0.0    # (not the records' headers and labels)
+            else:
                 gW[...] = 0.0
-            self._counts_pending = True
+        self._counts_pending = True
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
         common = (A, start, end, expA, exp_start, exp_end, shifts)
         sums = (self._gA, self._gS, self._gE, self.log_z)
-        if self.compact:
-            rp, lab, th, g0 = self._rp, self._lab, theta[lay.state], g[lay.state]
-            hot, Wh, gWh = self._hot, W, self._gWh
-            Wh.reshape(-1)[self._hot_pos] = th[self._hot_params]
-            if self.parallel:
-                with numba_threads(self.n_threads):
-                    _objective_parallel_compact(self.bounds, self.order, *self.arrays,
-                                                self.weights, rp, lab, th, hot, Wh, *common,
-                                                g0, gW, gWh, *sums)
-            else:
-                _objective_chunk(0, self.bounds, self.order, *self.arrays, self.weights,
-                                 (rp, lab, th, hot, Wh), *common,
-                                 (rp, lab, g0, gW, hot, gWh), *sums)
-            for other in gW:
-                g0 += other
-            # (the kernels never write the hot features' entries of g0)
-            g0[self._hot_params] = gWh.sum(axis=0).reshape(-1)[self._hot_pos]
-        elif self._owned is None:
+        if self._owned is None:
             run_chunks(_objective_chunk, _objective_parallel, self.bounds,
                        self.n_threads, self.order, *self.arrays, self.weights, W, *common,
                        gW, *sums)
@@ -310,26 +266,22 @@ class CRFLoss:
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
         g[lay.start] = self._gS.sum(axis=0)[lay.start_pos]
         g[lay.end] = self._gE.sum(axis=0)[lay.end_pos]
-        if self.compact:
-            theta_emp = _subtract_empirical(theta, self.empirical, g)
-            penalty = add_l2(theta, c2, g, self.n_threads) if c2 else 0.0
-        else:
-            # the state part gathered from the buffers, the empirical counts
-            # subtracted and the L2 gradient added in one pass, on the fit's threads
-            sums = self._sums
-            run_chunks(_gradient_chunk, _gradient_parallel, self._state_bounds,
-                       self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
-                       self.empirical[lay.state], theta[lay.state], float(c2),
-                       g[lay.state], sums)
-            # (the gather cleared the cells the next evaluation adds to)
-            self._counts_pending = False
-            # the few transition, start and end parameters
-            rest = slice(lay.state.stop, None)
-            g[rest] -= self.empirical[rest]
-            g[rest] += 2.0 * c2 * theta[rest]
-            te, tt = sums.sum(axis=0)
-            theta_emp = float(te + np.dot(theta[rest], self.empirical[rest]))
-            penalty = c2 * float(tt + np.dot(theta[rest], theta[rest]))
+        # the state part gathered from the buffers, the empirical counts
+        # subtracted and the L2 gradient added in one pass, on the fit's threads
+        sums = self._sums
+        run_chunks(_gradient_chunk, _gradient_parallel, self._state_bounds,
+                   self.n_threads, gW.reshape(gW.shape[0], -1), self._pos,
+                   self.empirical[lay.state], theta[lay.state], float(c2),
+                   g[lay.state], sums)
+        # (the gather cleared the cells the next evaluation adds to)
+        self._counts_pending = False
+        # the few transition, start and end parameters
+        rest = slice(lay.state.stop, None)
+        g[rest] -= self.empirical[rest]
+        g[rest] += 2.0 * c2 * theta[rest]
+        te, tt = sums.sum(axis=0)
+        theta_emp = float(te + np.dot(theta[rest], self.empirical[rest]))
+        penalty = c2 * float(tt + np.dot(theta[rest], theta[rest]))
         loss = float(np.dot(self.weights, self.log_z) - theta_emp) + penalty
         self.n_evals += 1
         return loss, g
@@ -375,21 +327,22 @@ _MALLOC_TRIM = None
 
 
 def _use_compact(rows, width, L, n_state, n_chunks):
-    """Whether the objective keeps the state weights compact (in place in the
-    parameter vector, :meth:`CRFLoss._compact_layout`) rather than as a dense
-    (rows, width) matrix and gradient: when that matrix would be larger than
+    """Whether the objective keeps the state weights compact, as records
+    (:meth:`CRFLoss._compact_layout`), rather than as a dense (rows, width)
+    matrix and gradient: when that matrix would be larger than
     _COMPACT_MIN_BYTES and the parameters fill less than _COMPACT_MAX_FILL of
-    it, and the threads' private compact gradients stay within
-    _PRIVATE_GRADIENT_BYTES. Up to ~20 labels the dense kernels are faster
-    (one contiguous row per non-zero, read as quads, the token's sums in
-    registers; ``benchmarks/results/memory.txt`` has the cost of compact
-    rows); from ~40 labels the compact layout, whose frequent features have
-    dense rows (:func:`_hot_features`), comes close
-    (``benchmarks/dev/sparse_pass_stages.py`` measures both), for memory
-    proportional to the parameters instead of features x labels."""
+    it, and the threads' private copies of the records (their gradients)
+    stay within _PRIVATE_GRADIENT_BYTES. Memory then grows with the
+    parameters instead of features x labels. Speed depends on the processor
+    (``benchmarks/dev/sparse_pass_stages.py`` measures both): the records
+    are faster from ~40 labels where the caches are small (an AMD EPYC VM),
+    the dense rows up to 200 labels where a large cache holds them (an
+    Intel Xeon VM with 2 MB of L2 per core); up to ~20 labels the dense rows
+    are faster on both."""
     dense = rows * width * 8
+    records = Records.size_bound(rows, n_state, _HOT_BYTES)
     return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L
-            and (n_chunks - 1) * n_state * 8 <= _PRIVATE_GRADIENT_BYTES)
+            and (n_chunks - 1) * records <= _PRIVATE_GRADIENT_BYTES)
 
 
 def _hot_features(freq, n_labels, width, n_chunks=1):

@@ -1,4 +1,4 @@
-"""Compact state weights (read in place from the parameter vector) against
+"""Compact state weights (records, skcrf._training.records) against
 enumeration and against the dense layout, and when a fit chooses them."""
 
 import warnings
@@ -11,6 +11,7 @@ from skcrf import LinearChainCRF, Sequences
 from skcrf._training.layout import ParameterLayout
 from skcrf._training.loss import CRFLoss, Objective, _hot_features, _use_compact, hot_width
 from skcrf._training.penalty import ElasticNet
+from skcrf._training.records import Records
 from tests.oracles import naive
 from tests.oracles.problems import random_problem
 
@@ -73,7 +74,8 @@ def test_compact_objective_matches_enumeration_and_the_dense_one(float_values, L
         assert loss.compact == compact
         assert loss.parallel == (n_threads > 1)
         if compact:
-            assert loss._n_hot == min(hot_rows, np.count_nonzero(np.diff(loss._rp)))
+            with_params = np.unique(layout.state_pos // L).size
+            assert loss._n_hot == min(hot_rows, with_params)
         f, g = Objective([loss], ElasticNet(0.0, 0.5))(theta)
         results[name] = f, g, loss.log_z.copy()
     f, g, log_z = results["compact"]
@@ -118,6 +120,34 @@ def test_hot_rows_at_any_width(L, n_threads, monkeypatch):
         np.testing.assert_array_equal(results[name][1], g)
     np.testing.assert_allclose(f, results["dense"][0], rtol=1e-12)
     np.testing.assert_allclose(g, results["dense"][1], rtol=1e-10, atol=1e-12)
+
+
+def test_records_hold_each_features_parameters():
+    """Decoding the record of every non-zero gives its feature's parameters
+    (label -> weight): three in a record, two in a dense row, none for a
+    feature without parameters; the weights of a feature that no token of
+    the shard has go where no record reads them."""
+    L = 5
+    # feature 0: labels 1, 3, 4; 1: none; 2: label 0, but no token; 3: labels 0, 2 (hot)
+    state_pos = np.array([0 * L + 1, 0 * L + 3, 0 * L + 4, 2 * L + 0, 3 * L + 0, 3 * L + 2])
+    indices = np.array([0, 1, 3, 0, 3, 3, 1], dtype=np.int32)
+    freq = np.bincount(indices, minlength=4)
+    rec = Records(state_pos, L, freq, indices, hot=np.array([3]), width=8)
+    assert rec.n_hot == 1 and rec.offsets.dtype == np.int32
+    assert np.unique(rec.positions).size == state_pos.size
+    R = rec.R.copy()
+    R[rec.positions] = np.arange(1.0, 7.0)
+
+    def decode(o):
+        if R[o] < 0:
+            base = int(-R[o]) - 1
+            return {j: R[base + j] for j in range(L) if R[base + j] != 0.0}
+        return {int(R[o + 1 + 2 * i]): R[o + 2 + 2 * i] for i in range(int(R[o]))}
+
+    want = {0: {1: 1.0, 3: 2.0, 4: 3.0}, 1: {}, 3: {0: 5.0, 2: 6.0}}
+    assert [decode(o) for o in rec.offsets] == [want[f] for f in indices]
+    # the most frequent feature's record comes first after the dense rows
+    assert rec.offsets[indices == 3][0] < rec.offsets[indices == 0][0]
 
 
 def test_hot_features_are_the_most_frequent_of_many_labels(monkeypatch):
