@@ -38,7 +38,8 @@ Xtr, ytr, _, _, _ = build(args.corpus, args.data, LIMITS.get(args.corpus))
 y, _, arrays, w, counts, layout = training_problem(Xtr, ytr)
 loss = CRFLoss(arrays, y, w, layout, counts, n_threads=nt)
 if loss.compact:
-    sys.exit(f"{args.corpus}: compact state weights, whose gradient is not such a buffer")
+    sys.exit(f"{args.corpus}: compact state weights (records), whose gradient buffers hold "
+             "headers and labels that a whole-buffer clear would erase")
 theta = np.random.default_rng(0).normal(scale=0.3, size=layout.n_params)
 
 
