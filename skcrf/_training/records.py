@@ -26,6 +26,10 @@ import numpy as np
 
 __all__ = ["Records"]
 
+#: records up to this size are addressed by int32 offsets (4 bytes per
+#: non-zero); larger ones, by int64
+_INT32_OFFSETS = 2**31 - 1
+
 
 class Records:
     """The records of one shard's state weights (see the module docstring).
@@ -92,7 +96,7 @@ class Records:
         warm = has_record[f] & (hot_row[f] >= 0)
         self.positions[warm] = hot_row[f[warm]] * width + lab[warm]
         del f, lab, k_in, cold, slot, warm
-        dtype = np.int32 if total < 2**31 else np.int64
+        dtype = np.int32 if total <= _INT32_OFFSETS else np.int64
         self.offsets = off.astype(dtype)[indices]
 
     @staticmethod

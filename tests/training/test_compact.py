@@ -150,6 +150,24 @@ def test_records_hold_each_features_parameters():
     assert rec.offsets[indices == 3][0] < rec.offsets[indices == 0][0]
 
 
+def test_records_beyond_int32_offsets_give_the_same_objective(monkeypatch):
+    """Records too large for int32 offsets are read through int64 ones (forced
+    here on a small problem): the same objective and gradient to the bit."""
+    import skcrf._training.records as records_module
+
+    _, seqs, layout, flat, weights, (W, A, start, end) = _problem(3, 5, True)
+    theta = layout.pack(W, A, start, end)
+    _force(monkeypatch, True, 2, 5)
+    results = []
+    for limit in (2**31 - 1, 10):
+        monkeypatch.setattr(records_module, "_INT32_OFFSETS", limit)
+        loss = CRFLoss(seqs.kernel_arrays(), flat, weights, layout)
+        assert loss.arrays[1].dtype == (np.int32 if limit > 10 else np.int64)
+        results.append(Objective([loss], ElasticNet(0.0, 0.5))(theta))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
 def test_hot_features_are_the_most_frequent_of_many_labels(monkeypatch):
     monkeypatch.setattr(objective_module, "_HOT_BYTES", 3 * 8 * 16)   # 3 rows of 16
     monkeypatch.setattr(objective_module, "_HOT_MIN_FILL", 0.25)       # >= 4 labels
