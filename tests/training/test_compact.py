@@ -168,6 +168,31 @@ def test_records_beyond_int32_offsets_give_the_same_objective(monkeypatch):
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
+@pytest.mark.parametrize("compact", [True, False])
+def test_shards_missing_features_sum_to_the_whole(compact, monkeypatch):
+    """Two shards of one fit (one layout), one without any token of feature 3
+    (its weights are written where no record reads them): their summed
+    objective and gradient are the whole data's, as a distributed fit sums
+    them."""
+    X, seqs, layout, flat, weights, (W, A, start, end) = _problem(5, 4, True, n_seq=40)
+    theta = layout.pack(W, A, start, end)
+    _force(monkeypatch, compact, 1, 4)
+    ends = np.cumsum([len(x) for x in X])
+    y = np.split(flat, ends[:-1])
+    has3 = np.array([len(x) > 0 and bool(np.any(x[:, 3] != 0)) for x in X])
+    assert has3.any() and not has3.all()
+    terms = []
+    for part in (np.flatnonzero(has3), np.flatnonzero(~has3)):
+        shard = Sequences.from_list([X[i] for i in part], n_features=9)
+        terms.append(CRFLoss(shard.kernel_arrays(), np.concatenate([y[i] for i in part]),
+                             weights[part], layout))
+    whole = Objective([CRFLoss(seqs.kernel_arrays(), flat, weights, layout)],
+                      ElasticNet(0.0, 0.5))(theta)
+    summed = Objective(terms, ElasticNet(0.0, 0.5))(theta)
+    np.testing.assert_allclose(summed[0], whole[0], rtol=1e-12)
+    np.testing.assert_allclose(summed[1], whole[1], rtol=1e-10, atol=1e-12)
+
+
 def test_hot_features_are_the_most_frequent_of_many_labels(monkeypatch):
     monkeypatch.setattr(objective_module, "_HOT_BYTES", 3 * 8 * 16)   # 3 rows of 16
     monkeypatch.setattr(objective_module, "_HOT_MIN_FILL", 0.25)       # >= 4 labels
