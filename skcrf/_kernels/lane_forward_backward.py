@@ -329,14 +329,12 @@ def _lane_step(x8, x0, M, y8, y0, L):
     each load of x[i]. One label's chain alone waits on the multiply-add's
     latency at every term; and finishing each label inside this loop (start
     weights, emission, underflow watch) kept the compiler from overlapping
-    the chains, so the caller finishes the row in a second pass. The last
-    one to three labels of an L that is not a multiple of 4 make a block of
-    their own (their chains overlap the previous blocks' in the processor):
-    a block of four reaching back would redo up to three labels' sums
-    (L >= 4)."""
+    the chains, so the caller finishes the row in a second pass. With L not
+    a multiple of 4 the last block ends at label L - 1 and recomputes up to
+    three labels, storing the same sums again (L >= 4)."""
     NL = N_LANES
-    full = L - L % 4
-    for j in range(0, full, 4):
+    for jb in range(0, L, 4):
+        j = min(jb, L - 4)
         a0 = a1 = a2 = a3 = vsplat(0.0)
         for i in range(L):
             x = vload(x8, x0 + i * NL)
@@ -348,36 +346,16 @@ def _lane_step(x8, x0, M, y8, y0, L):
         vstore(y8, y0 + (j + 1) * NL, a1)
         vstore(y8, y0 + (j + 2) * NL, a2)
         vstore(y8, y0 + (j + 3) * NL, a3)
-    r = L - full
-    if r > 0:
-        # (j + 1, j + 2 stand for j where they pass the last label: the
-        # same reads, their sums not stored)
-        j = full
-        j1, j2 = min(j + 1, L - 1), min(j + 2, L - 1)
-        a0 = a1 = a2 = vsplat(0.0)
-        for i in range(L):
-            x = vload(x8, x0 + i * NL)
-            a0 = vfma(x, vsplat(M[i, j]), a0)
-            if r > 1:
-                a1 = vfma(x, vsplat(M[i, j1]), a1)
-            if r > 2:
-                a2 = vfma(x, vsplat(M[i, j2]), a2)
-        vstore(y8, y0 + j * NL, a0)
-        if r > 1:
-            vstore(y8, y0 + j1 * NL, a1)
-        if r > 2:
-            vstore(y8, y0 + j2 * NL, a2)
 
 
 @njit(**_JIT)
 def _lane_step_back(x8, x0, M, y8, y0, L):
     """One step of the backward recursion in lanes: ``y[i] = sum_j M[i, j]
-    x[j]``, each sum in the order j = 0..L-1; four labels i at a time, the
-    last one to three in a block of their own, as in :func:`_lane_step`
-    (L >= 4)."""
+    x[j]``, each sum in the order j = 0..L-1; four labels i at a time, as in
+    :func:`_lane_step` (L >= 4)."""
     NL = N_LANES
-    full = L - L % 4
-    for i in range(0, full, 4):
+    for ib in range(0, L, 4):
+        i = min(ib, L - 4)
         b0 = b1 = b2 = b3 = vsplat(0.0)
         for j in range(L):
             x = vload(x8, x0 + j * NL)
@@ -389,23 +367,6 @@ def _lane_step_back(x8, x0, M, y8, y0, L):
         vstore(y8, y0 + (i + 1) * NL, b1)
         vstore(y8, y0 + (i + 2) * NL, b2)
         vstore(y8, y0 + (i + 3) * NL, b3)
-    r = L - full
-    if r > 0:
-        i = full
-        i1, i2 = min(i + 1, L - 1), min(i + 2, L - 1)
-        b0 = b1 = b2 = vsplat(0.0)
-        for j in range(L):
-            x = vload(x8, x0 + j * NL)
-            b0 = vfma(vsplat(M[i, j]), x, b0)
-            if r > 1:
-                b1 = vfma(vsplat(M[i1, j]), x, b1)
-            if r > 2:
-                b2 = vfma(vsplat(M[i2, j]), x, b2)
-        vstore(y8, y0 + i * NL, b0)
-        if r > 1:
-            vstore(y8, y0 + i1 * NL, b1)
-        if r > 2:
-            vstore(y8, y0 + i2 * NL, b2)
 
 
 @njit(**_JIT)

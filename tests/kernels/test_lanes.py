@@ -84,8 +84,8 @@ def _kernel_problem(rng, L, T, forbid, ragged):
 
 
 # (5, 40) and (22, 12) span several tiles of _lane_pair_counts; from 10
-# labels the recursion steps run in blocks of four labels, the last one to
-# three labels in a block of their own (13: one; 10, 22 and 42: two; 15: three)
+# labels the recursion steps run in blocks of four labels (10, 13, 15, 22 and
+# 42: the last block overlapping the one before by one to three labels)
 @pytest.mark.parametrize("L,T", [(1, 3), (3, 1), (4, 6), (9, 5), (5, 40), (10, 3), (13, 4),
                                  (15, 4), (22, 12), (42, 5)])
 @pytest.mark.parametrize("forbid", [False, True])
