@@ -1,5 +1,5 @@
 """A step of the lane forward recursion with four labels per block (the
-package's ``_lane_step``, copied) against eight (eight independent chains of
+package's ``_lane_step``) against eight (eight independent chains of
 multiply-adds sharing each load of x[i]); not used by the package.
 
     python benchmarks/dev/lane_step_blocks.py
@@ -13,26 +13,14 @@ import time
 import numpy as np
 from numba import njit
 
+from skcrf._kernels._jit import _JIT
+from skcrf._kernels.lane_forward_backward import _lane_step
 from skcrf._kernels.lanes import N_LANES, vfma, vload, vsplat, vstore
 
-J = dict(cache=False, nogil=True, error_model="numpy", boundscheck=False)
+# step8 compiled as the package compiles its kernels (but not cached: a script)
+J = dict(_JIT, cache=False)
+step4 = _lane_step
 
-@njit(**J)
-def step4(x8, x0, M, y8, y0, L):
-    NL = N_LANES
-    for jb in range(0, L, 4):
-        j = min(jb, L - 4)
-        a0 = a1 = a2 = a3 = vsplat(0.0)
-        for i in range(L):
-            x = vload(x8, x0 + i * NL)
-            a0 = vfma(x, vsplat(M[i, j]), a0)
-            a1 = vfma(x, vsplat(M[i, j + 1]), a1)
-            a2 = vfma(x, vsplat(M[i, j + 2]), a2)
-            a3 = vfma(x, vsplat(M[i, j + 3]), a3)
-        vstore(y8, y0 + j * NL, a0)
-        vstore(y8, y0 + (j + 1) * NL, a1)
-        vstore(y8, y0 + (j + 2) * NL, a2)
-        vstore(y8, y0 + (j + 3) * NL, a3)
 
 @njit(**J)
 def step8(x8, x0, M, y8, y0, L):

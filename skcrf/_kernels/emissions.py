@@ -4,9 +4,9 @@ and the state weights, ``E[t, :] = sum_f x_tf W[f, :]``.
 Dense feature-major weights (one contiguous row per non-zero, read as
 quads when the row is 4-16 wide) or, in the training objective of a large
 sparse model, one record per feature (:func:`_emissions_records`):
-:func:`emissions` picks the loop when Numba compiles its caller. Rows of rare features are scattered
-through memory, so the passes prefetch the row they will need
-``PREFETCH_DISTANCE`` non-zeros ahead.
+:func:`emissions` picks the loop when Numba compiles its caller. Rows of
+rare features are scattered through memory, so the passes prefetch the row
+they will need ``PREFETCH_DISTANCE`` non-zeros ahead.
 """
 
 import numpy as np

@@ -94,8 +94,8 @@ class CRFLoss:
         self._width = row_width(L)
         self._owned = None
         self._released = False
-        # the dense gradient buffers hold counts that their gather has not
-        # read (and cleared) yet: an evaluation interrupted in between
+        # the gradient buffers hold counts that their gather has not read (and
+        # cleared) yet: an evaluation interrupted in between
         self._counts_pending = False
         self.compact = _use_compact(self._rows, self._width, L, layout.state_pos.size,
                                     n_chunks)
@@ -107,6 +107,12 @@ class CRFLoss:
                                n_chunks)
             ranges = self.bounds if self._owned is None else np.unique(self._owned.phase)
         del freq
+        # either layout: the flat position of each state parameter in _W and
+        # in each _gW[c] (self._pos); the parameter vector's state part, cut
+        # for the threads that scatter it into _W and gather its gradient from
+        # _gW, and each range's (theta . empirical, theta . theta) from that pass
+        self._state_bounds = element_bounds(self._pos.size, self.n_threads)
+        self._sums = np.zeros((self._state_bounds.size - 1, 2))
         # the order in which each chunk (or each thread's share of a block)
         # visits its sequences: by length within windows, so that sequences of
         # similar length run side by side in SIMD lanes (_lane_posteriors)
@@ -163,11 +169,6 @@ class CRFLoss:
         # 4 columns (up to 16 labels), which the sparse passes read as quads
         f, lab = np.divmod(layout.state_pos, L)
         self._pos = rank[f] * self._width + lab   # flat index of (f, lab) in _W, _gW[c]
-        # the parameter vector's state part, cut for the threads that scatter
-        # it into _W and gather its gradient from _gW
-        self._state_bounds = element_bounds(self._pos.size, self.n_threads)
-        # each range's (theta . empirical, theta . theta) from the gradient's pass
-        self._sums = np.zeros((self._state_bounds.size - 1, 2))
         # (an int32 table, so the copy of the indices is made in int32 directly,
         # without an int64 temporary of 8 bytes per non-zero)
         local_indices = indices if keep else rank.astype(np.int32)[indices]
@@ -192,8 +193,6 @@ class CRFLoss:
         hot = _hot_features(freq, n_labels, self._hot_width, self.bounds.size - 1)
         records = Records(layout.state_pos, L, freq, indices, hot, self._hot_width)
         self._records, self._pos, self._n_hot = records.R, records.positions, records.n_hot
-        self._state_bounds = element_bounds(self._pos.size, self.n_threads)
-        self._sums = np.zeros((self._state_bounds.size - 1, 2))
         self.arrays = (indptr, records.offsets, data, offsets)
 
     def release(self):
@@ -241,12 +240,11 @@ class CRFLoss:
         run_chunks(_scatter_chunk, _scatter_parallel, self._state_bounds, self.n_threads,
                    theta[lay.state], self._pos, W.reshape(-1))
         # the state counts add to the cells the last gather cleared; an
-        # evaluation stopped before its gather left counts behind
+        # evaluation stopped before its gather left counts behind, in cells
+        # that are read (the others never matter; the records' headers and
+        # labels must stay)
         if self._counts_pending:
-            if self.compact:
-                gW[:, self._pos] = 0.0    # (not the records' headers and labels)
-            else:
-                gW[...] = 0.0
+            gW.reshape(gW.shape[0], -1)[:, self._pos] = 0.0
         self._counts_pending = True
         A, start, end = lay.unpack_transitions(theta)
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
@@ -333,12 +331,10 @@ def _use_compact(rows, width, L, n_state, n_chunks):
     _COMPACT_MIN_BYTES and the parameters fill less than _COMPACT_MAX_FILL of
     it, and the threads' private copies of the records (their gradients)
     stay within _PRIVATE_GRADIENT_BYTES. Memory then grows with the
-    parameters instead of features x labels. Speed depends on the processor
-    (``benchmarks/dev/sparse_pass_stages.py`` measures both): the records
-    are faster from ~40 labels where the caches are small (an AMD EPYC VM),
-    the dense rows up to 200 labels where a large cache holds them (an
-    Intel Xeon VM with 2 MB of L2 per core); up to ~20 labels the dense rows
-    are faster on both."""
+    parameters instead of features x labels. The choice is made for memory,
+    not speed: which layout is faster depends on the label count and on how
+    much of the dense matrix the processor's caches hold (the dense rows are
+    faster below ~30 labels; docs/user_guide/performance.md)."""
     dense = rows * width * 8
     records = Records.size_bound(rows, n_state, _HOT_BYTES)
     return (dense > _COMPACT_MIN_BYTES and n_state < _COMPACT_MAX_FILL * rows * L

@@ -393,9 +393,10 @@ def test_huge_random_weights_keep_log_z_above_every_path(seed):
         assert loss.log_z[s] == pytest.approx(naive.log_z(x, W, A, start, end), rel=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["one thread", "private gradients", "shared gradient"])
+@pytest.mark.parametrize("kind", ["one thread", "private gradients", "shared gradient",
+                                  "records", "records, two threads"])
 def test_repeated_evaluations_match_fresh_ones(kind, monkeypatch):
-    """The dense gradient buffers are cleared by the gather that reads them,
+    """The gradient buffers are cleared by the gather that reads them,
     not before each evaluation: every evaluation of one objective, at points
     visited in any order, gives the bits of a new objective's first one, also
     after an evaluation stopped between its state counts and its gather."""
@@ -406,12 +407,16 @@ def test_repeated_evaluations_match_fresh_ones(kind, monkeypatch):
     # parameters for some (feature, label) cells only: the others' cells of
     # the buffers receive counts that nothing reads or clears
     state_pos = np.flatnonzero(rng.random(30 * L) < 0.5)
-    n_threads = 1 if kind == "one thread" else 2
+    n_threads = 1 if kind in ("one thread", "records") else 2
     if kind == "shared gradient":
         monkeypatch.setattr(O, "_PRIVATE_GRADIENT_BYTES", 0)
+    if kind.startswith("records"):
+        monkeypatch.setattr(O, "_COMPACT_MIN_BYTES", -1)
+        monkeypatch.setattr(O, "_COMPACT_MAX_FILL", 2.0)
     obj, layout, loss = _setup(X, y, L, True, c2=0.3, n_threads=n_threads,
                                state_pos=state_pos)
     assert (loss._owned is not None) == (kind == "shared gradient")
+    assert loss.compact == kind.startswith("records")
     points = [layout.pack(W * s, A * s, start * s, end * s) for s in (1.0, -0.5, 2.0)]
 
     def fresh(theta):
@@ -424,8 +429,13 @@ def test_repeated_evaluations_match_fresh_ones(kind, monkeypatch):
         assert f == want[k][0]
         np.testing.assert_array_equal(g, want[k][1])
     # stopped after the state counts, before the gather: the counts left in
-    # the buffers are cleared by the next evaluation
-    loss._gW += 1.0
+    # the buffers are cleared by the next evaluation (in every cell of a
+    # dense buffer; in the value slots of records, whose headers and labels
+    # the kernels never write)
+    if loss.compact:
+        loss._gW[:, loss._pos] += 1.0
+    else:
+        loss._gW += 1.0
     loss._counts_pending = True
     f, g = obj(points[1])
     assert f == want[1][0]
