@@ -38,27 +38,40 @@ def compile_kernels(segmenter=True):
     from sklearn.exceptions import ConvergenceWarning
 
     from ._crf import LinearChainCRF
+    from ._training import loss
     from .feature_extraction import SequenceDictVectorizer
 
     with warnings.catch_warnings():
         # three iterations do not converge, and need not
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return _run(LinearChainCRF, SequenceDictVectorizer, segmenter)
+        # the objective's underflow-safe path, which these problems never
+        # need, compiled beside each objective kernel (see loss._DEFERRED_ALWAYS)
+        loss._DEFERRED_ALWAYS = True
+        try:
+            return _run(LinearChainCRF, SequenceDictVectorizer, segmenter)
+        finally:
+            loss._DEFERRED_ALWAYS = False
 
 
 def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
     t = time.perf_counter()
     X = [np.eye(3), np.eye(3)[:2]]
     y = [["a", "b", "a"], ["b", "a"]]
+    # 2 labels, and 4: rows of 4-16 labels are quad rows, kernels of their
+    # own (skcrf._kernels.emissions.quad_rows) in fit and predict
+    X4, y4 = [np.eye(4), np.eye(4)[:2]], [["a", "b", "c", "d"], ["b", "a"]]
     for n_jobs in (1, 2):
-        crf = LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(X, y)
-        crf.predict(X)
-        crf.predict_marginals(X)
-    # many labels: Viterbi's pruned kernels (skcrf._kernels.decode_pruned)
+        for Xs, ys in ((X, y), (X4, y4)):
+            crf = LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(Xs, ys)
+            crf.predict(Xs)
+            crf.predict_marginals(Xs)
+    # many labels: Viterbi's pruned kernels (skcrf._kernels.decode_pruned),
+    # and rows too wide for quads in the objective (two sequences: two chunks
+    # on two threads, the threaded driver)
     many = [str(k) for k in range(32)]
+    Xm, ym = [np.eye(32), np.eye(32)[:5]], [many, many[:5]]
     for n_jobs in (1, 2):     # a fit loads the threaded decoding driver too
-        LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit([np.eye(32)], [many]).predict(
-            [np.eye(32), np.eye(32)[:5]])
+        LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(Xm, ym).predict(Xm)
     # a real model has thousands of parameters: on several threads, L-BFGS's
     # passes over them and the trial point run as several chunks, on the
     # threaded drivers, which a model of 18 parameters never reaches
@@ -89,6 +102,8 @@ def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
                     LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(Xs, y).predict(Xs)
             if layout == "compact":      # its own L2 pass over many parameters
                 LinearChainCRF(max_iter=3, n_jobs=2).fit(*big)
+            else:                        # rows too wide for quads
+                LinearChainCRF(max_iter=3, n_jobs=2).fit(Xm, ym)
     tokens = [[{"w": "a", "len": 1.5}, {"w": "b"}], [{"w": "b", "up": True}]]
     labels = [["B-X", "I-X"], ["O"]]
     S = SequenceDictVectorizer().fit_transform(tokens)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._jit import _JIT, any_layout
-from .emissions import _emissions, _value_mask
+from .emissions import _value_mask, emissions
 from .forward_backward import _max_length, _posterior_buffers, _posteriors
 from .lane_forward_backward import _lane_run
 from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
@@ -92,7 +92,7 @@ def _viterbi_one(s, indptr, indices, data, offsets, W, A, AT, start, end, E, sco
         best_out[s] = 0.0
         return
     L = A.shape[0]
-    _emissions(indptr, indices, data, t0, T, W, E)
+    emissions(indptr, indices, data, t0, T, W, E)
     for j in range(L):
         score[0, j] = E[0, j] + start[j]
     for t in range(1, T):
@@ -119,7 +119,7 @@ def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8
     for b in range(NL):
         t0 = offsets[seqs[b]]
         Tb = offsets[seqs[b] + 1] - t0
-        _emissions(indptr, indices, data, t0, Tb, W, U3[:Tb, :, b])
+        emissions(indptr, indices, data, t0, Tb, W, U3[:Tb, :, b])
     for j in range(L):
         vstore(S8, j * NL, vadd(vload(U8, j * NL), vsplat(start[j])))
     for t in range(1, T):
@@ -221,7 +221,7 @@ def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end
     """Node marginals (rows of ``out``) and log Z of the sequences of chunk
     ``c``; log Z is -inf (and the rows NaN) when no path is allowed."""
     lo, hi = bounds[c], bounds[c + 1]
-    L = W.shape[1]
+    L = A.shape[0]
     bufs = _posterior_buffers(lo, hi, offsets, L)
     alpha, beta = bufs[1], bufs[2]
     expAT = np.ascontiguousarray(expA.T)

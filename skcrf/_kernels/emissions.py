@@ -220,12 +220,13 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
     (no multiply by the value 1.0); the tests on nq are the same for every
     non-zero (predicted branches, free); and helper functions for the row
     updates, even inlined, made the loop several times slower."""
+    # (W: a (rows, width) matrix or its quad_rows view, read flat either way)
     Wf = W.reshape(-1)
-    Lw = _U(W.shape[1])
-    nq = _read_quad_count(W.shape[1])
+    width = W.shape[-1]
+    Lw = _U(width)
+    nq = _read_quad_count(width)
     # where quads 1-3 start in a row: 4, 8, 12, but never past the row's end
-    o1, o2, o3 = _quad_offset(1, W.shape[1]), _quad_offset(2, W.shape[1]), \
-        _quad_offset(3, W.shape[1])
+    o1, o2, o3 = _quad_offset(1, width), _quad_offset(2, width), _quad_offset(3, width)
     dm = _value_mask(data, indices)
     lim, udm = _prefetch_limit(indices, 1), _U(dm)
     binary = dm == 0
@@ -378,14 +379,21 @@ def _emissions_records(indptr, rec, data, t0, T, R, out):
 
 def emissions(indptr, indices, data, t0, T, W, out):
     """Emission scores of tokens t0..t0+T-1 into ``out`` from a dense state
-    weight matrix ``W`` (:func:`_emissions`) or from records (``W`` the flat
-    record array, ``indices`` the offsets of the non-zeros' records:
-    :func:`_emissions_records`); compiled code only."""
+    weight matrix ``W`` (:func:`_emissions`, any width), from quad rows (the
+    3-D view of :func:`quad_rows`: :func:`_emissions_quads` alone) or from
+    records (``W`` the flat record array, ``indices`` the offsets of the
+    non-zeros' records: :func:`_emissions_records`); compiled code only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
 
 
 @overload(emissions, jit_options=_JIT)
 def _emissions_overload(indptr, indices, data, t0, T, W, out):
+    if W.ndim == 3:
+        def quads(indptr, indices, data, t0, T, W, out):
+            # (the view as it is: a reshape here would be one more reference
+            # count update of the weights, shared by every thread, per call)
+            _emissions_quads(indptr, indices, data, t0, T, W, any_layout(out))
+        return quads
     if W.ndim == 2:
         def dense(indptr, indices, data, t0, T, W, out):
             _emissions(indptr, indices, data, t0, T, W, out)
@@ -394,3 +402,40 @@ def _emissions_overload(indptr, indices, data, t0, T, W, out):
     def records(indptr, indices, data, t0, T, W, out):
         _emissions_records(indptr, indices, data, t0, T, W, any_layout(out))
     return records
+
+
+def quad_rows(M):
+    """``M`` (..., rows, width) as the training objective and the decoding
+    drivers hand it to compiled code: rows of 4 to 16 columns (a training
+    matrix's rows for up to 16 labels, padded by
+    :func:`skcrf._kernels.lanes.row_width`; a fitted model's rows of 4-16
+    labels) as the view (..., rows, 1, width); any other width as it is.
+
+    The view's type (one more dimension) is how compiled code knows, when
+    Numba compiles it, that the rows are quads: :func:`emissions`,
+    :func:`skcrf._kernels.state_counts.add_state_counts` and the lanes' pair
+    counts then include only their quad loops, not also the loops for wide
+    rows that a matrix of unknown width needs (which the compiler would
+    otherwise build, and a cold first fit wait for, for nothing). The quad
+    loops read it flat, as they read a matrix, and take it as it is: a
+    reshape per call would update the reference count of the weights, which
+    every thread shares (an atomic operation on one cache line that the
+    threads pass back and forth); what needs the matrix once per block
+    takes :func:`as_matrix`."""
+    width = M.shape[-1]
+    if N_QUAD <= width <= 4 * N_QUAD:
+        return M.reshape(M.shape[:-1] + (1, width))
+    return M
+
+
+def as_matrix(M):
+    """The (rows, width) matrix of a :func:`quad_rows` view, or ``M`` itself
+    when it is a matrix already; compiled code only."""
+    raise NotImplementedError("a Numba overload; call it from compiled code")
+
+
+@overload(as_matrix, jit_options=_JIT, inline="always")
+def _as_matrix_overload(M):
+    if M.ndim == 3:
+        return lambda M: M.reshape((M.shape[0], M.shape[2]))
+    return lambda M: M

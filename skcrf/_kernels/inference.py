@@ -26,6 +26,7 @@ from .decode_pruned import (
     _viterbi_pruned_parallel,
     _viterbi_table,
 )
+from .emissions import quad_rows
 from .parallel import chunk_bounds, order_by_length, run_chunks
 from .topk import _topk_chunk, _topk_parallel
 
@@ -46,6 +47,13 @@ def exp_transitions(A, start, end):
     exp_start, ss = shifted(start)
     exp_end, se = shifted(end)
     return expA, exp_start, exp_end, np.array([ss, se, sa])
+
+
+def _kernel_weights(weights):
+    """``weights`` with W as Viterbi and the marginals take it: rows of 4-16
+    labels as quad rows (:func:`skcrf._kernels.emissions.quad_rows`), whose
+    kernels hold only the emission loop for such rows."""
+    return weights._replace(W=quad_rows(weights.W))
 
 
 def _bounds(arrays, n_labels, n_threads):
@@ -71,7 +79,8 @@ def viterbi(arrays, weights, n_threads=1, bounds=None):
     # few labels never pay)
     chunk, parallel = (_viterbi_pruned_chunk, _viterbi_pruned_parallel) \
         if weights.n_labels >= PRUNE_MIN_LABELS else (_viterbi_chunk, _viterbi_parallel)
-    run_chunks(chunk, parallel, bounds, n_threads, order, *arrays, *weights, out, best)
+    run_chunks(chunk, parallel, bounds, n_threads, order, *arrays, *_kernel_weights(weights),
+               out, best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best
 
@@ -94,7 +103,7 @@ def marginals(arrays, weights, n_threads=1, bounds=None):
     if bounds is None:
         bounds = _bounds(arrays, L, n_threads)
     run_chunks(_marginals_chunk, _marginals_parallel, bounds, n_threads,
-               *arrays, *weights, expA, exp_start, exp_end, shifts, P, log_z)
+               *arrays, *_kernel_weights(weights), expA, exp_start, exp_end, shifts, P, log_z)
     raise_if_no_path(np.isneginf(log_z), arrays.offsets)
     return P, log_z
 
@@ -185,7 +194,7 @@ def viterbi_sequence(arrays, weights, table, work):
     if L >= PRUNE_MIN_LABELS:
         _viterbi_one_pruned(0, *arrays, *weights[:2], table, *weights[2:], *work, out, best)
     else:   # the table's first L rows are A.T, what the full step reads
-        _viterbi_one(0, *arrays, *weights[:2], table[:L], *weights[2:], *work[:2], out,
-                     best)
+        _viterbi_one(0, *arrays, *_kernel_weights(weights)[:2], table[:L], *weights[2:],
+                     *work[:2], out, best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best, work

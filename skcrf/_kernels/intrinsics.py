@@ -82,8 +82,10 @@ def prefetch_row(typingctx, matrix, row):
 
     A row of a few labels spans at most two cache lines, so two hints cover it.
     ``row`` must be a valid row index (the address is computed, not checked).
+    ``matrix`` may also be the (rows, 1, width) view of
+    :func:`skcrf._kernels.emissions.quad_rows`.
     """
-    if not (isinstance(matrix, types.Array) and matrix.ndim == 2
+    if not (isinstance(matrix, types.Array) and matrix.ndim in (2, 3)
             and isinstance(row, types.Integer)):
         return None
     sig = types.void(matrix, row)
@@ -92,15 +94,18 @@ def prefetch_row(typingctx, matrix, row):
         mtype = signature.args[0]
         arr = context.make_array(mtype)(context, builder, args[0])
         idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        n_cols = cgutils.unpack_tuple(builder, arr.shape, 2)[1]
+        nd = mtype.ndim
+        n_cols = cgutils.unpack_tuple(builder, arr.shape, nd)[nd - 1]
+        zero = context.get_constant(types.intp, 0)
         one = context.get_constant(types.intp, 1)
         last = builder.sub(n_cols, one)
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fn = builder.module.declare_intrinsic(
             "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
-        for col in (context.get_constant(types.intp, 0), last):
-            ptr = cgutils.get_item_pointer(context, builder, mtype, arr, [idx, col],
+        for col in (zero, last):
+            at = [idx, col] if nd == 2 else [idx, zero, col]
+            ptr = cgutils.get_item_pointer(context, builder, mtype, arr, at,
                                            wraparound=False)
             # read (0), high temporal locality (3), data cache (1)
             builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])

@@ -12,6 +12,7 @@ backward pass as a tiled small matrix product per batch.
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from ._jit import _JIT, _JIT_RECURSION
 from .emissions import emissions
@@ -51,6 +52,30 @@ def _lane_run(i, hi, order, offsets):
         if offsets[s + 1] == offsets[s]:
             return 1
     return N_LANES
+
+
+@njit(**_JIT)
+def _lane_take(i, hi, order, offsets, seqs, logz_out):
+    """The next batch from position ``i`` of ``order`` (up to ``hi``): up to
+    ``N_LANES`` non-empty sequences into ``seqs``, the lanes left over (the
+    last few sequences of a range) filled with copies of the last one, so
+    that every sequence runs in lanes and the objective needs no
+    one-sequence path (whose compilation a cold first fit would wait for);
+    the copies cost at most one batch per range. Empty sequences are
+    skipped, their log Z set to 0. Returns ``(n, i)``: how many lanes count (0: none left) and the
+    position after the batch."""
+    n = 0
+    while i < hi and n < N_LANES:
+        s = order[i]
+        i += 1
+        if offsets[s + 1] == offsets[s]:
+            logz_out[s] = 0.0
+        else:
+            seqs[n] = s
+            n += 1
+    for b in range(n, N_LANES):
+        seqs[b] = seqs[max(n - 1, 0)]
+    return n, i
 
 
 @njit(**_JIT)
@@ -98,12 +123,14 @@ def _reachable(expA, exp_start, maxT):
 
 
 @njit(**_JIT)
-def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp_start,
+def _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA, exp_start,
                      exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
     """Forward-backward of the ``N_LANES`` non-empty sequences ``seqs`` side
     by side, one per lane: the same arithmetic as :func:`_forward_backward`
     on each (scaled recursion, expected transition counts on the way back),
-    on lane vectors laid out (t, label, lane).
+    on lane vectors laid out (t, label, lane). Only the first ``n`` lanes
+    count: the others (a chunk's last few sequences, padded with copies,
+    :func:`_lane_take`) run with weight 0 and write no log Z.
 
     The lanes share their last position: a sequence of length T_b occupies
     positions ``d_b = T - T_b .. T - 1`` of its lane, T the longest of the
@@ -117,7 +144,8 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
 
     Returns False, having changed nothing but the work arrays, when any of
     the sequences needs the underflow-safe path (the caller then runs them
-    one by one through :func:`_sequence_marginals`). Otherwise writes each
+    one by one through :func:`_sequence_marginals`, or leaves them to
+    :func:`skcrf._kernels.objective._deferred_terms`). Otherwise writes each
     sequence's log Z to ``logz_out``, adds its weighted pair sums (its
     expected transition counts but for the factor ``expA[i, j]``,
     :func:`_lane_pair_counts`) to the lane array ``gA8`` ((i, j, lane), summed
@@ -130,6 +158,8 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
     L = expA.shape[0]   # (W's rows may be padded)
     T = _lane_batch(seqs, offsets, reach, lb, L)
     maxima = _lane_emissions(seqs, indptr, indices, data, offsets, weights, W, lb, T, L)
+    for b in range(n, N_LANES):
+        w8[b] = 0.0
     lowest, s_low, s_high, mant, expo, s = _lane_forward(expA, exp_start, exp_end, lb, T, L)
     # log Z per lane; any underflow, empty path set or overflow: give up
     # (every scale is a positive normal number, and so is the end sum)
@@ -141,11 +171,11 @@ def _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA, exp
         if not (lz > -np.inf and lz < np.inf):
             return False
         work8[b] = lz
-    for b in range(N_LANES):
+    for b in range(n):
         logz_out[seqs[b]] = work8[b]
     _lane_backward(expA, exp_end, s, lb, T, L)
     w = vload(w8, 0)
-    _lane_pair_counts(alpha8, U8, w, T, L, gA8)
+    lane_pair_counts(W, alpha8, U8, w, T, L, gA8)
     _lane_node_marginals(w, lb, T, L, gS, gE)
     return True
 
@@ -400,12 +430,10 @@ def _lane_pair_counts(alpha8, work8, w, T, L, gA8):
     rows stay in cache (adding each position's products to ``gA8``
     would load and store every cell at every position). Blocks overlap at
     the edges when L is not a multiple of 3: those cells are computed twice,
-    added once."""
+    added once. Correct for any L; beyond ``_PAIR_WIDE`` labels
+    :func:`lane_pair_counts` takes :func:`_lane_pair_counts_wide`."""
     NL = N_LANES
     LN = L * NL
-    if L > _PAIR_WIDE:
-        _lane_pair_counts_wide(alpha8, work8, w, T, L, gA8)
-        return
     tile = max(2, _PAIR_TILE_VALUES // LN)
     for t0 in range(0, T - 1, tile):
         t1 = min(t0 + tile, T - 1)
@@ -432,6 +460,32 @@ def _lane_pair_counts(alpha8, work8, w, T, L, gA8):
 
 #: beyond this many labels, _lane_pair_counts_wide
 _PAIR_WIDE = 16
+
+
+def lane_pair_counts(W, alpha8, work8, w, T, L, gA8):
+    """:func:`_lane_pair_counts` or, beyond ``_PAIR_WIDE`` labels,
+    :func:`_lane_pair_counts_wide`; only the former for state weights ``W``
+    held as quad rows (:func:`skcrf._kernels.emissions.quad_rows`: at most 16
+    labels), so that their compiled callers do not include the other.
+    Compiled code only."""
+    raise NotImplementedError("a Numba overload; call it from compiled code")
+
+
+# (inlined: a call would pass the shared weights W along, one more update of
+# their reference count per batch from every thread, for a type test)
+@overload(lane_pair_counts, jit_options=_JIT, inline="always")
+def _lane_pair_counts_overload(W, alpha8, work8, w, T, L, gA8):
+    if W.ndim == 3:
+        def quads(W, alpha8, work8, w, T, L, gA8):
+            _lane_pair_counts(alpha8, work8, w, T, L, gA8)
+        return quads
+
+    def any_width(W, alpha8, work8, w, T, L, gA8):
+        if L > _PAIR_WIDE:
+            _lane_pair_counts_wide(alpha8, work8, w, T, L, gA8)
+        else:
+            _lane_pair_counts(alpha8, work8, w, T, L, gA8)
+    return any_width
 
 
 @njit(**_JIT_RECURSION)

@@ -36,28 +36,37 @@ from .lanes import N_LANES, qadd, qfma, qload, qsplat, qstore, vadd, vload, vmul
 def _add_state_counts(indptr, indices, data, t0, T, P, gW):
     """Expected state counts of one sequence: gW[f, :L] += x_tf * P[t, :] for
     every non-zero (t, f) of tokens t0..t0+T-1, with ``P[t]`` the token's node
-    marginals times the sequence weight (L = ``P.shape[1]``).
+    marginals times the sequence weight (L = ``P.shape[1]``), for rows of any
+    width: :func:`_add_state_counts_wide` from 17 columns on,
+    :func:`_add_state_counts_quads` below."""
+    if gW.shape[1] >= _WIDE:
+        _add_state_counts_wide(indptr, indices, data, t0, T, P, gW)
+    else:
+        _add_state_counts_quads(indptr, indices, data, t0, T, P, gW)
 
-    Rows of 4-16 columns as quads, the token's marginals in registers; the
-    row update written out here rather than through :func:`_add_scaled_row`
-    (LLVM did not inline that call per non-zero)."""
+
+@njit(**_JIT)
+def _add_state_counts_quads(indptr, indices, data, t0, T, P, gW):
+    """:func:`_add_state_counts` for rows of up to 16 columns (correct for
+    any width): rows of 4, 8, 12 or 16 columns as quads, the token's
+    marginals in registers, the row update written out here rather than
+    through :func:`_add_scaled_row` (LLVM did not inline that call per
+    non-zero); others by a scalar loop."""
+    # (gW: a (rows, width) matrix or its quad_rows view, written flat either way)
     dm = _value_mask(data, indices)
     lim, udm = _prefetch_limit(indices, 0), _U(dm)
-    Lw = gW.shape[1]
+    Lw = gW.shape[-1]
     uLw = _U(Lw)
     gf = gW.reshape(-1)
-    if Lw >= _WIDE:
-        _add_state_counts_wide(indptr, indices, data, t0, T, P, gW)
-        return
     for t in range(T):
         nq, q0, q1, q2, q3 = _row_quads(P, t, Lw)
         p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         if nq == 0:
             while p < p1:
-                f = indices[p]
+                k = _U(indices[p]) * uLw
                 v = data[p & udm]
                 for j in range(P.shape[1]):
-                    gW[f, j] += v * P[t, j]
+                    gf[k + _U(j)] += v * P[t, j]
                 p += _U1
         elif dm == 0:
             while p < p1:
@@ -231,7 +240,9 @@ def _add_state_counts_records(indptr, rec, data, t0, T, P, G):
 
 def add_state_counts(indptr, indices, data, t0, T, P, gW):
     """Expected state counts of tokens t0..t0+T-1 (marginals ``P``) added to a
-    dense gradient matrix (:func:`_add_state_counts`) or to records (``gW``
+    dense gradient matrix (:func:`_add_state_counts`), to quad rows (the view
+    of :func:`skcrf._kernels.emissions.quad_rows`: :func:`_add_state_counts_quads`
+    alone) or to records (``gW``
     flat, ``indices`` the offsets of the non-zeros' records:
     :func:`_add_state_counts_records`); compiled code only."""
     raise NotImplementedError("a Numba overload; call it from compiled code")
@@ -239,9 +250,17 @@ def add_state_counts(indptr, indices, data, t0, T, P, gW):
 
 @overload(add_state_counts, jit_options=_JIT)
 def _add_state_counts_overload(indptr, indices, data, t0, T, P, gW):
+    if gW.ndim == 3:
+        def quads(indptr, indices, data, t0, T, P, gW):
+            _add_state_counts_quads(indptr, indices, data, t0, T, P, gW)
+        return quads
     if gW.ndim == 2:
         def dense(indptr, indices, data, t0, T, P, gW):
-            _add_state_counts(indptr, indices, data, t0, T, P, gW)
+            # (_add_state_counts, one call less)
+            if gW.shape[1] >= _WIDE:
+                _add_state_counts_wide(indptr, indices, data, t0, T, P, gW)
+            else:
+                _add_state_counts_quads(indptr, indices, data, t0, T, P, gW)
         return dense
 
     def records(indptr, indices, data, t0, T, P, gW):

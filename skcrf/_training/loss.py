@@ -18,9 +18,15 @@ import sys
 import numpy as np
 
 from .._arrays import ONE, all_ones
+from .._kernels.emissions import quad_rows
 from .._kernels.inference import exp_transitions
 from .._kernels.lanes import N_LANES, row_width
-from .._kernels.objective import _objective_chunk, _objective_owned, _objective_parallel
+from .._kernels.objective import (
+    _deferred_terms,
+    _objective_chunk,
+    _objective_owned,
+    _objective_parallel,
+)
 from .._kernels.parallel import (
     chunk_bounds,
     element_bounds,
@@ -125,6 +131,8 @@ class CRFLoss:
         self._gS = np.zeros((n_chunks, L))
         self._gE = np.zeros((n_chunks, L))
         self.log_z = np.zeros(offsets.size - 1)
+        # the sequences whose lane batch would underflow (set by the chunks)
+        self._deferred = np.zeros(offsets.size - 1, dtype=np.bool_)
         self.n_evals = 0
         # the counting and sorting above freed more than the evaluations will
         # hold: give it back before the optimiser's history is allocated
@@ -250,15 +258,22 @@ class CRFLoss:
         expA, exp_start, exp_end, shifts = exp_transitions(A, start, end)
         common = (A, start, end, expA, exp_start, exp_end, shifts)
         sums = (self._gA, self._gS, self._gE, self.log_z)
+        # (dense rows of up to 16 labels as quad rows: a type of their own, so
+        # that the kernels compiled for them hold no loops for wider rows)
+        Wk, gWk = (W, gW) if self.compact else (quad_rows(W), quad_rows(gW))
         if self._owned is None:
             run_chunks(_objective_chunk, _objective_parallel, self.bounds,
-                       self.n_threads, self.order, *self.arrays, self.weights, W, *common,
-                       gW, *sums)
+                       self.n_threads, self.order, *self.arrays, self.weights, Wk, *common,
+                       gWk, *sums, self._deferred)
+            if _DEFERRED_ALWAYS or self._deferred.any():
+                # (rare: their own kernel, compiled only by a problem that needs it)
+                _deferred_terms(np.flatnonzero(self._deferred), *self.arrays, self.weights,
+                                Wk, *common, gWk, *sums)
         else:
             o = self._owned
             with numba_threads(self.n_threads):
                 _objective_owned(o.blocks, o.phase, self.order, o.row_bounds, o.split,
-                                   *self.arrays, self.weights, W, *common, gW[0], *sums,
+                                   *self.arrays, self.weights, Wk, *common, gWk[0], *sums,
                                    o.P)
         # g = expected counts - empirical counts, built in place
         g[lay.transition] = self._gA.sum(axis=0).reshape(-1)[lay.trans_pos]
@@ -285,6 +300,12 @@ class CRFLoss:
         return loss, g
 
     __call__ = loss_gradient
+
+
+#: run _deferred_terms even when no sequence was deferred (with none: the same
+#: result), so that it is compiled: set by skcrf._warm_up, whose tiny
+#: problems never underflow but whose cache must serve those that do
+_DEFERRED_ALWAYS = False
 
 
 def feature_frequencies(indices, n_features):

@@ -112,3 +112,13 @@ print(json.dumps(compiled))
     crf_kernels = [name for name in compiled
                    if name.startswith(("skcrf._kernels", "skcrf._training"))]
     assert crf_kernels == []
+    # and nothing that a 4-label problem without underflow never runs was
+    # compiled at all (what a cold first run would wait for, for nothing): the
+    # loops for rows of other widths, the objective's one-sequence path
+    cached = {p.name.split("-")[0] for p in (tmp_path / "cache").rglob("*.nbi")}
+    assert "objective._objective_chunk" in cached and "emissions._emissions_quads" in cached
+    for name in ("emissions._emissions_wide", "emissions._emissions_narrow",
+                 "state_counts._add_state_counts_wide",
+                 "lane_forward_backward._lane_pair_counts_wide",
+                 "objective._sequence_terms", "objective._deferred_terms"):
+        assert name not in cached

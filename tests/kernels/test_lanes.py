@@ -15,7 +15,6 @@ from skcrf._kernels.lane_forward_backward import (
     _lane_buffers,
     _lane_marginals,
     _lane_posteriors,
-    _lane_run,
     _reachable,
 )
 from skcrf._kernels.lanes import (
@@ -90,9 +89,12 @@ def _kernel_problem(rng, L, T, forbid, ragged):
                                  (15, 4), (22, 12), (42, 5)])
 @pytest.mark.parametrize("forbid", [False, True])
 @pytest.mark.parametrize("ragged", [False, True])
-def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
+@pytest.mark.parametrize("n", [N_LANES, 3])
+def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged, n):
     """Eight sequences of one length, or of 1..T tokens (the shorter ones
-    padded at the front of their lanes)."""
+    padded at the front of their lanes); or only the first ``n`` lanes
+    counting, the others copies of the last (a chunk's last batch): those
+    add nothing and write no log Z."""
     rng = np.random.default_rng(L * 10 + T)
     (indptr, indices, data, offsets), W, A, start, end = _kernel_problem(rng, L, T, forbid,
                                                                          ragged)
@@ -100,12 +102,14 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
     weights = rng.uniform(0.5, 2.0, N_LANES)
     weights[2] = 0.0
     seqs = np.arange(N_LANES)[::-1].copy()
+    seqs[n:] = seqs[n - 1]
     lb = _lane_buffers(T, L)
     gA8 = np.zeros(L * L * N_LANES)
     gS, gE, logz = np.zeros(L), np.zeros(L), np.full(N_LANES, np.nan)
     reach = _reachable(expA, es, T)
-    assert _lane_posteriors(seqs, indptr, indices, data, offsets, weights, W, expA,
+    assert _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA,
                               es, ee, shifts, reach, lb, gA8, gS, gE, logz)
+    assert np.isnan(np.delete(logz, seqs[:n])).all()
     gA = np.zeros((L, L))
     _add_lane_pairs(gA8, expA, gA)
     assert not gA8.any()
@@ -114,9 +118,9 @@ def test_lane_posteriors_match_the_one_sequence_kernel(L, T, forbid, ragged):
     wA, wS, wE = np.zeros((L, L)), np.zeros(L), np.zeros(L)
     lengths = np.diff(offsets)[seqs]
     assert (lb[-1] == lengths).all() and (ragged or (lengths == T).all())
-    if ragged and T > 1:
+    if ragged and T > 1 and n == N_LANES:
         assert lengths.min() < lengths.max()
-    for b, s in enumerate(seqs):
+    for b, s in enumerate(seqs[:n]):
         Tb = lengths[b]
         lz, scaled = _posteriors(offsets[s], Tb, indptr, indices, data, W, A, start, end,
                                    expA, np.ascontiguousarray(expA.T), es, ee, shifts,
@@ -158,8 +162,8 @@ def test_long_padding_adds_nothing(long_len):
     gA8 = np.zeros(L * L * N_LANES)
     gS, gE, logz = np.zeros(L), np.zeros(L), np.zeros(N_LANES)
     weights = np.ones(N_LANES)
-    assert _lane_posteriors(np.arange(N_LANES), indptr, indices, data, offsets, weights,
-                              W, expA, es, ee, shifts, _reachable(expA, es, long_len),
+    assert _lane_posteriors(np.arange(N_LANES), N_LANES, indptr, indices, data, offsets,
+                              weights, W, expA, es, ee, shifts, _reachable(expA, es, long_len),
                               lb, gA8, gS, gE, logz)
     gA = np.zeros((L, L))
     _add_lane_pairs(gA8, expA, gA)
@@ -197,16 +201,40 @@ def test_lane_posteriors_give_up_on_underflow_and_change_nothing(at):
     gS, gE, logz = np.zeros(L), np.zeros(L), np.full(N_LANES, -1.0)
     args = (indptr, indices, data, offsets, np.ones(N_LANES), W, expA, es, ee, shifts,
             _reachable(expA, es, T), lb, gA8, gS, gE, logz)
-    assert not _lane_posteriors(np.arange(N_LANES), *args)
+    assert not _lane_posteriors(np.arange(N_LANES), N_LANES, *args)
     assert not gA8.any() and not gS.any() and not gE.any() and (logz == -1.0).all()
     # without that lane the batch goes through
-    assert _lane_posteriors(np.array([0, 1, 2, 3, 4, 6, 7, 0]), *args)
+    assert _lane_posteriors(np.array([0, 1, 2, 3, 4, 6, 7, 0]), N_LANES, *args)
     # and the objective, which then runs lane 5 alone in log space, gets it right
     _, loss = _setup(X, [np.zeros(T, dtype=np.int64)] * N_LANES, L, A)
     start = np.zeros(L)
     loss(loss.layout.pack(W, np.zeros((L, L)), start, start))
     assert loss.log_z[5] == pytest.approx(naive.log_z(X[5], W, A, start, start), rel=1e-12)
     assert loss.log_z[5] == pytest.approx(1200.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("L", [4, 17])
+def test_the_warm_ups_call_of_the_deferred_path_changes_nothing(L, monkeypatch):
+    """skcrf compile runs _deferred_terms with no sequence deferred, so that
+    it is compiled for each objective kernel: the same bits, and the kernel
+    compiled for the weights' type (quad rows at 4 labels, a matrix at 17)."""
+    import numba
+
+    from skcrf._kernels.emissions import quad_rows
+    from skcrf._kernels.objective import _deferred_terms
+
+    rng = np.random.default_rng(L)
+    X, y, W, A, start, end = random_problem(rng, n_seq=21, max_len=6, min_len=1,
+                                            n_labels=L, n_features=7, density=0.4)
+    layout, loss = _setup(X, y, L)
+    theta = layout.pack(W, A, start, end)
+    f1, g1 = loss(theta)
+    assert not loss._deferred.any()
+    monkeypatch.setattr(O, "_DEFERRED_ALWAYS", True)
+    f2, g2 = loss(theta)
+    assert f2 == f1 and np.array_equal(g2, g1)
+    assert numba.typeof(quad_rows(loss._W)) in [sig[6] for sig in _deferred_terms.signatures]
+    assert (quad_rows(loss._W).ndim == 3) == (L <= 16)
 
 
 def test_sequences_are_ordered_by_length_within_windows_of_each_range():
@@ -278,16 +306,16 @@ def test_objective_over_lane_batches_matches_enumeration(n_threads, shared, cons
         eE += w * node[-1]
     np.testing.assert_allclose(g + loss.empirical, layout.pack(eW, eA, eS, eE),
                                rtol=1e-8, atol=1e-10)
-    # most sequences did go through lane batches
-    order, offsets = loss.order, loss.arrays[3]
-    ranges = loss.bounds if not shared else np.unique(loss._owned.phase)
-    batched = 0
-    for lo, hi in zip(ranges[:-1], ranges[1:]):
-        i = lo
-        while i < hi:
-            n = _lane_run(i, hi, order, offsets)
-            batched += n if n > 1 else 0
-            i += n
-    assert batched >= len(X) // 3
+    if not shared:
+        # the underflowing batches (feature 8 is in most sequences) were left
+        # to _deferred_terms
+        assert loss._deferred[10] and not loss._deferred[20]
+        # at weights that underflow nowhere, the flags are cleared: nothing is
+        # run twice
+        W[8] = 0.0
+        loss(layout.pack(W, np.where(np.isfinite(A), A, 0.0), start, end))
+        assert not loss._deferred.any()
+        want = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
+        np.testing.assert_allclose(loss.log_z, want, rtol=1e-11)
     if shared:
         assert loss._owned.blocks.size > 2
