@@ -122,7 +122,10 @@ def _reachable(expA, exp_start, maxT):
     return reach, settled
 
 
-@njit(**_JIT)
+# (inlined into its callers in Numba's IR, as is _lane_setup: compiled once, as
+# part of the objective, rather than on its own and then again, linked into
+# it, by LLVM; a cold first fit compiles about a second less)
+@njit(inline="always", **_JIT)
 def _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA, exp_start,
                      exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
     """Forward-backward of the ``N_LANES`` non-empty sequences ``seqs`` side
@@ -555,7 +558,7 @@ def _add_pair_row(gA8, w, i, j0, j1, j2, L, c0, c1, c2):
         vstore(gA8, g, vfma(w, c2, vload(gA8, g)))
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _lane_setup(lo, hi, offsets, L, expA, exp_start):
     """What the sequences ``lo..hi-1`` need for :func:`_lane_posteriors`: the
     work arrays, the reachable labels, and the lane array of transition
