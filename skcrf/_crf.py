@@ -263,11 +263,10 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight=None, held_out=None, scoring=None, callback=None):
-        """``fit``, optionally scoring given held-out data ``(X_dev, y_dev)``
-        after every iteration without stopping on it (the command line's
-        ``--dev``): its scores go to ``validation_scores_``; ``callback(record,
-        theta)`` after every iteration (the CRFsuite-style training log of
-        :mod:`skcrf.compat`)."""
+        """``fit``, optionally scoring given held-out data ``(X_dev, y_dev)`` after
+        every iteration without stopping on it (the command line's ``--dev``): its
+        scores go to ``validation_scores_``; ``callback(record, theta)`` after every
+        iteration (the CRFsuite-style training log of :mod:`skcrf.compat`)."""
         seqs = check_sequences(X)
         if len(seqs) == 0:
             raise ValueError("X is empty: need at least one sequence to fit.")
@@ -296,8 +295,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         classes, y_idx = np.unique(flat, return_inverse=True)
         y_idx = y_idx.astype(np.int32).reshape(-1)
         L, F = classes.size, seqs.n_features
-        # labels as str (24 bytes each) and their checks are not held while optimising
-        del flat
+        del flat   # (labels as str, 24 bytes each, and their checks: not held while optimising)
         trim_heap()
 
         masks = constraint_masks(self.constraints, classes)
@@ -394,15 +392,17 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         return self
 
     def _load_decoding_kernels(self):
-        """Load the decoding kernels and input check now, not in the first ``predict``."""
-        compile_helper.wait()
+        """Load the decoding kernels and input check now, not in the first ``predict``
+        (a helper still compiling them: the first ``predict`` waits; one done: cached)."""
+        if compile_helper.running("predict"):
+            return
         weights = Weights.from_arrays(self.coef_.T[:1], self.transition_coef_,
                                       self.start_coef_, self.end_coef_)
         inference.load_kernels(weights, self.decoding, self._n_threads())
 
     def _optimizer_options(self):
-        """L-BFGS memory, stopping-rule period, gradient test, minimum count of
-        a state feature (CRFsuite's options; skcrf.compat exposes them)."""
+        """L-BFGS memory, stopping-rule period, gradient test, minimum count of a
+        state feature (CRFsuite's options; skcrf.compat exposes them)."""
         return dict(m=10, period=10, epsilon=None, min_state_count=0.0)
 
     def _initial_parameters(self, layout, classes, n_features):

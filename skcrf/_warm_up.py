@@ -38,19 +38,19 @@ def compile_kernels(segmenter=True):
     from sklearn.exceptions import ConvergenceWarning
 
     from ._crf import LinearChainCRF
-    from ._training import loss
+    from ._kernels import compile_helper
     from .feature_extraction import SequenceDictVectorizer
 
     with warnings.catch_warnings():
         # three iterations do not converge, and need not
         warnings.simplefilter("ignore", ConvergenceWarning)
-        # the objective's underflow-safe path, which these problems never
-        # need, compiled beside each objective kernel (see loss._DEFERRED_ALWAYS)
-        loss._DEFERRED_ALWAYS = True
+        # the underflow-safe paths, which these problems never need, compiled
+        # beside the kernels of the common path (compile_helper.RARE_PATHS)
+        compile_helper.RARE_PATHS = True
         try:
             return _run(LinearChainCRF, SequenceDictVectorizer, segmenter)
         finally:
-            loss._DEFERRED_ALWAYS = False
+            compile_helper.RARE_PATHS = False
 
 
 def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):

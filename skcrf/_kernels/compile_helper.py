@@ -33,7 +33,7 @@ import sys
 
 from numba.core import event
 
-__all__ = ["start", "wait", "cache_is_cold"]
+__all__ = ["start", "wait", "running", "cache_is_cold"]
 
 # waiting longer than this for a helper means something is wrong with it:
 # this process then compiles on its own
@@ -45,6 +45,13 @@ WAIT_EVENT = "skcrf:compile-wait"
 
 # stage -> the helper process compiling it
 _helpers = {}
+
+#: set by skcrf._warm_up (``skcrf compile``) while it runs: the kernels of the
+#: rare paths, which run only for the inputs that need them (the
+#: underflow-safe forward-backward: the objective's _deferred_terms, the
+#: marginals' _marginals_log), are then called with nothing to do, so that
+#: they are compiled (and cached) beside the kernels of the common path
+RARE_PATHS = False
 
 
 def cache_is_cold():
@@ -85,6 +92,13 @@ def start(workload, *args, stage="fit", background=False):
         atexit.register(_stop)
     _helpers[stage] = helper
     return True
+
+
+def running(stage):
+    """Whether the helper of ``stage`` is still compiling (started, not
+    finished, not waited for)."""
+    helper = _helpers.get(stage)
+    return helper is not None and helper.poll() is None
 
 
 def wait(stage=None):

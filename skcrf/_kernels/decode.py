@@ -10,7 +10,13 @@ from numba import njit, prange
 
 from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
-from .forward_backward import _max_length, _posterior_buffers, _posteriors
+from .forward_backward import (
+    _forward_backward,
+    _max_length,
+    _posterior_buffers,
+    _posteriors,
+    _shift_total,
+)
 from .lane_forward_backward import _lane_run
 from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
 
@@ -219,11 +225,13 @@ def _viterbi_parallel(bounds, *args):
 def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
                      expA, exp_start, exp_end, shifts, out, logz_out):
     """Node marginals (rows of ``out``) and log Z of the sequences of chunk
-    ``c``; log Z is -inf (and the rows NaN) when no path is allowed."""
+    ``c``, by the scaled recursion. A sequence on which it underflows (or
+    that no path allows) gets log Z NaN and its rows are left for the caller
+    to run through :func:`_marginals_log`: the underflow-safe path, which
+    almost no input needs, is a kernel of its own, compiled only when used."""
     lo, hi = bounds[c], bounds[c + 1]
     L = A.shape[0]
-    bufs = _posterior_buffers(lo, hi, offsets, L)
-    alpha, beta = bufs[1], bufs[2]
+    E, alpha, beta, U, scale, work, _, _ = _posterior_buffers(lo, hi, offsets, L)
     expAT = np.ascontiguousarray(expA.T)
     no_counts = np.zeros((L, L))
     for s in range(lo, hi):
@@ -232,6 +240,35 @@ def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end
         if T == 0:
             logz_out[s] = 0.0
             continue
+        emissions(indptr, indices, data, t0, T, W, any_layout(E))   # as _posteriors
+        logz = _forward_backward(E[:T], U[:T], expA, expAT, exp_start, exp_end, alpha[:T],
+                                 beta[:T], scale[:T], work, 0.0, no_counts)
+        if logz != logz:
+            logz_out[s] = np.nan
+            continue
+        logz_out[s] = logz + _shift_total(shifts, T)
+        for t in range(T):
+            for j in range(L):
+                out[t0 + t, j] = alpha[t, j] * beta[t, j]
+
+
+@njit(**_JIT)
+def _marginals_log(seqs, indptr, indices, data, offsets, W, A, start, end, expA, exp_start,
+                   exp_end, shifts, out, logz_out):
+    """:func:`_marginals_chunk` for the sequences ``seqs`` it left (log Z
+    NaN), through the underflow-safe path (:func:`_posteriors`); log Z -inf
+    (and the rows NaN) when no path is allowed."""
+    L = A.shape[0]
+    maxT = 1
+    for s in seqs:
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    bufs = _posterior_buffers(0, 1, np.array([0, maxT]), L)
+    alpha, beta = bufs[1], bufs[2]
+    expAT = np.ascontiguousarray(expA.T)
+    no_counts = np.zeros((L, L))
+    for s in seqs:
+        t0 = offsets[s]
+        T = offsets[s + 1] - t0
         logz, _ = _posteriors(t0, T, indptr, indices, data, W, A, start, end,
                               expA, expAT, exp_start, exp_end, shifts, bufs,
                               0.0, no_counts)

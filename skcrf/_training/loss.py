@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from .._arrays import ONE, all_ones
+from .._kernels import compile_helper
 from .._kernels.emissions import quad_rows
 from .._kernels.inference import exp_transitions
 from .._kernels.lanes import N_LANES, row_width
@@ -265,7 +266,7 @@ class CRFLoss:
             run_chunks(_objective_chunk, _objective_parallel, self.bounds,
                        self.n_threads, self.order, *self.arrays, self.weights, Wk, *common,
                        gWk, *sums, self._deferred)
-            if _DEFERRED_ALWAYS or self._deferred.any():
+            if self._deferred.any() or compile_helper.RARE_PATHS:
                 # (rare: their own kernel, compiled only by a problem that needs it)
                 _deferred_terms(np.flatnonzero(self._deferred), *self.arrays, self.weights,
                                 Wk, *common, gWk, *sums)
@@ -300,12 +301,6 @@ class CRFLoss:
         return loss, g
 
     __call__ = loss_gradient
-
-
-#: run _deferred_terms even when no sequence was deferred (with none: the same
-#: result), so that it is compiled: set by skcrf._warm_up, whose tiny
-#: problems never underflow but whose cache must serve those that do
-_DEFERRED_ALWAYS = False
 
 
 def feature_frequencies(indices, n_features):

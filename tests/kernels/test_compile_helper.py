@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from skcrf import _compile_notice
@@ -69,6 +70,24 @@ def test_waiting_for_a_helper_is_said_like_compiling(no_helpers, monkeypatch):
     assert helper.poll() is not None
     assert no_helpers == {}
     assert stream.getvalue() == MESSAGE + "\n"
+
+
+def test_a_fit_leaves_a_running_decoding_helper_to_the_first_predict(no_helpers):
+    # a cold first run: the helper compiling the decoding kernels is still at
+    # it when the first fit ends; the fit returns without waiting (a second
+    # fit, the segmenter's OOV model, goes on meanwhile), predict waits
+    from skcrf import LinearChainCRF
+
+    no_helpers["predict"] = helper = _sleeper(300)
+    assert compile_helper.running("predict") and not compile_helper.running("fit")
+    X, y = [np.eye(3), np.eye(3)[:2]], [["a", "b", "a"], ["b", "a"]]
+    crf = LinearChainCRF(max_iter=2).fit(X, y)
+    assert no_helpers == {"predict": helper} and helper.poll() is None
+    helper.kill()
+    helper.wait()
+    assert not compile_helper.running("predict")
+    assert len(crf.predict(X)) == 2
+    assert no_helpers == {}               # predict waited for it (it had ended)
 
 
 def test_a_helper_left_running_is_stopped_at_exit(no_helpers):

@@ -161,3 +161,31 @@ def test_single_sequence_viterbi_refuses_a_table_of_another_shape():
         inference.viterbi_sequence(arrays, weights, np.ascontiguousarray(weights.A.T))
     labels, _, _ = inference.viterbi_sequence(arrays, weights, inference.viterbi_table(weights.A))
     np.testing.assert_array_equal(labels, inference.viterbi(arrays, weights)[0])
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("L", [3, 4])     # a matrix, and quad rows
+def test_marginals_that_underflow_take_the_log_space_path(n_threads, L):
+    """The scaled recursion underflows on one sequence of twenty (label 2
+    falls e^-800 below label 0, then wins: test_objective's partial
+    underflow): _marginals_chunk leaves it (log Z NaN), _marginals_log gets
+    it right; the others are untouched."""
+    W = np.zeros((3, L))
+    W[:, :3] = [[800.0, 0.0, 0.0], [0.0, 0.0, 600.0], [0.0, 0.0, 600.0]]
+    allowed = np.ones((L, L), dtype=bool)
+    allowed[2, :] = allowed[:, 2] = False
+    allowed[2, 2] = True                  # label 2 only follows and precedes itself
+    A = np.where(allowed, 0.0, -np.inf)
+    start, end = np.zeros(L), np.zeros(L)
+    rng = np.random.default_rng(L)
+    X = [0.3 * rng.random((int(T), 3)) for T in rng.integers(1, 6, size=20)]
+    X[7] = np.eye(3)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    P, log_z = inference.marginals(arrays, Weights.from_arrays(W, A, start, end),
+                                   n_threads=n_threads)
+    for s, x in enumerate(X):
+        node, _ = naive.marginals(x, W, A, start, end)
+        assert log_z[s] == pytest.approx(naive.log_z(x, W, A, start, end), rel=1e-12)
+        rows = slice(arrays.offsets[s], arrays.offsets[s + 1])
+        np.testing.assert_allclose(P[rows], node, rtol=1e-9, atol=1e-12)
+    assert log_z[7] == pytest.approx(1200.0, rel=1e-12)
