@@ -246,12 +246,16 @@ def feature_ids(sources, offsets, rows, seq, slots, slot_src, slot_off, out, src
             out[j, k] = _unit_at(sources[src], t0, T, rows[j] - t0 + slot_off[sl, k])
 
 
-@njit(**_JIT)
 def unit_codes(ids, src_of, pad, absent, base, codes):
     """``codes[j, k]`` for what feature j read in part k (``ids[j, k]`` of source
     ``src_of[j, k]``; -1: no part): ``base + i`` for the i-th distinct (source,
     id) in order of first appearance, ``-(id - pad)`` for a padding id.
-    Returns the distinct (source, id) pairs (``u_src``, ``u_id``) in that order."""
+    Returns the distinct (source, id) pairs (``u_src``, ``u_id``) in that order.
+
+    A Python function choosing between two kernels, so that the hash-table one,
+    which the word-segmentation sources never need, is compiled only when ids
+    are out of the direct kernel's range (a compiled chooser would compile both
+    on a first run)."""
     direct = _direct_unit_codes(ids, src_of, pad, absent, base, codes)
     if direct is not None:
         return direct
