@@ -12,6 +12,7 @@ from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
 from .forward_backward import (
     _forward_backward,
+    _listed_buffers,
     _max_length,
     _posterior_buffers,
     _posteriors,
@@ -259,10 +260,7 @@ def _marginals_log(seqs, indptr, indices, data, offsets, W, A, start, end, expA,
     NaN), through the underflow-safe path (:func:`_posteriors`); log Z -inf
     (and the rows NaN) when no path is allowed."""
     L = A.shape[0]
-    maxT = 1
-    for s in seqs:
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
-    bufs = _posterior_buffers(0, 1, np.array([0, maxT]), L)
+    bufs = _listed_buffers(seqs, offsets, L)
     alpha, beta = bufs[1], bufs[2]
     expAT = np.ascontiguousarray(expA.T)
     no_counts = np.zeros((L, L))

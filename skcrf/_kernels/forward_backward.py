@@ -253,14 +253,29 @@ def _sequence_marginals(E, U, A, start, end, expA, expAT, exp_start, exp_end,
     return logz, False
 
 
+@njit(inline="always", **_JIT)
+def _work_arrays(maxT, L):
+    """(E, alpha, beta, U, scale, work, la, lb) for sequences up to maxT long."""
+    return (np.empty((maxT, L)), np.empty((maxT, L)), np.empty((maxT, L)),
+            np.empty((maxT, L)), np.empty(maxT), np.empty(L),
+            np.empty((maxT, L)), np.empty((maxT, L)))
+
+
 @njit(**_JIT)
 def _posterior_buffers(lo, hi, offsets, L):
     """Work arrays for the longest sequence of lo..hi-1:
     (E, alpha, beta, U, scale, work, la, lb)."""
-    maxT = _max_length(lo, hi, offsets)
-    return (np.empty((maxT, L)), np.empty((maxT, L)), np.empty((maxT, L)),
-            np.empty((maxT, L)), np.empty(maxT), np.empty(L),
-            np.empty((maxT, L)), np.empty((maxT, L)))
+    return _work_arrays(_max_length(lo, hi, offsets), L)
+
+
+@njit(**_JIT)
+def _listed_buffers(seqs, offsets, L):
+    """:func:`_posterior_buffers` for the longest of the sequences ``seqs``
+    (the few that the underflow-safe kernels are given)."""
+    maxT = 1
+    for s in seqs:
+        maxT = max(maxT, offsets[s + 1] - offsets[s])
+    return _work_arrays(maxT, L)
 
 
 @njit(**_JIT)

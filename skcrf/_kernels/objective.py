@@ -14,7 +14,13 @@ from numba import njit, prange
 
 from ._jit import _JIT
 from .emissions import as_matrix
-from .forward_backward import _max_length, _posterior_buffers, _posteriors, _weigh_marginals
+from .forward_backward import (
+    _listed_buffers,
+    _max_length,
+    _posterior_buffers,
+    _posteriors,
+    _weigh_marginals,
+)
 from .lane_forward_backward import (
     _add_lane_pairs,
     _lane_marginals,
@@ -109,10 +115,7 @@ def _deferred_terms(seqs, indptr, indices, data, offsets, weights, W, A, start, 
     into ``logz_out``, the expected counts added to chunk 0's buffers (the
     caller sums the chunks' buffers, whichever chunk a sequence came from)."""
     L = expA.shape[0]
-    maxT = 1
-    for s in seqs:
-        maxT = max(maxT, offsets[s + 1] - offsets[s])
-    bufs = _posterior_buffers(0, 1, np.array([0, maxT]), L)
+    bufs = _listed_buffers(seqs, offsets, L)
     alpha, beta = bufs[1], bufs[2]
     expAT = np.ascontiguousarray(expA.T)
     for s in seqs:
