@@ -11,12 +11,11 @@ from numba import njit, prange
 from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
 from .forward_backward import (
-    _forward_backward,
     _listed_buffers,
     _max_length,
     _posterior_buffers,
     _posteriors,
-    _shift_total,
+    _scaled_posteriors,
 )
 from .lane_forward_backward import _lane_run
 from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
@@ -232,7 +231,8 @@ def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end
     almost no input needs, is a kernel of its own, compiled only when used."""
     lo, hi = bounds[c], bounds[c + 1]
     L = A.shape[0]
-    E, alpha, beta, U, scale, work, _, _ = _posterior_buffers(lo, hi, offsets, L)
+    bufs = _posterior_buffers(lo, hi, offsets, L)
+    alpha, beta = bufs[1], bufs[2]
     expAT = np.ascontiguousarray(expA.T)
     no_counts = np.zeros((L, L))
     for s in range(lo, hi):
@@ -241,13 +241,11 @@ def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end
         if T == 0:
             logz_out[s] = 0.0
             continue
-        emissions(indptr, indices, data, t0, T, W, any_layout(E))   # as _posteriors
-        logz = _forward_backward(E[:T], U[:T], expA, expAT, exp_start, exp_end, alpha[:T],
-                                 beta[:T], scale[:T], work, 0.0, no_counts)
+        logz = _scaled_posteriors(t0, T, indptr, indices, data, W, expA, expAT, exp_start,
+                                  exp_end, shifts, bufs, 0.0, no_counts)
+        logz_out[s] = logz   # (NaN: left for _marginals_log)
         if logz != logz:
-            logz_out[s] = np.nan
             continue
-        logz_out[s] = logz + _shift_total(shifts, T)
         for t in range(T):
             for j in range(L):
                 out[t0 + t, j] = alpha[t, j] * beta[t, j]

@@ -229,19 +229,12 @@ def _accumulate_pairs_log(E, A, la, lb, logz, w, gA):
 
 
 @njit(**_JIT)
-def _sequence_marginals(E, U, A, start, end, expA, expAT, exp_start, exp_end,
-                        alpha, beta, scale, work, la, lb, w, gA):
-    """Forward-backward with the log-space fallback. Returns (log Z, scaled).
-
-    ``scaled`` is False when the fallback ran; then ``alpha`` holds the node
-    marginals, ``beta`` ones, and ``la``/``lb`` the log-space quantities.
-    The returned log Z is relative to the shifts of ``expA`` etc.; the caller
-    adds them back only when ``scaled`` is True.
-    """
-    logz = _forward_backward(E, U, expA, expAT, exp_start, exp_end, alpha, beta,
-                             scale, work, w, gA)
-    if logz == logz:
-        return logz, True
+def _log_space_marginals(E, A, start, end, alpha, beta, la, lb, w, gA):
+    """The fallback of :func:`_posteriors` when the scaled recursion
+    underflowed: log Z by :func:`_forward_backward_log` (exact, no shifts),
+    the node marginals into ``alpha`` (``beta`` ones), ``w`` times the
+    expected transition counts added to ``gA``; ``la``/``lb`` hold the
+    log-space quantities."""
     T, L = E.shape
     logz = _forward_backward_log(E, A, start, end, la, lb)
     if w != 0.0:
@@ -250,7 +243,7 @@ def _sequence_marginals(E, U, A, start, end, expA, expAT, exp_start, exp_end,
         for j in range(L):
             alpha[t, j] = np.exp(la[t, j] + lb[t, j] - logz)
             beta[t, j] = 1.0
-    return logz, False
+    return logz
 
 
 @njit(inline="always", **_JIT)
@@ -279,22 +272,34 @@ def _listed_buffers(seqs, offsets, L):
 
 
 @njit(**_JIT)
-def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, expAT,
-                exp_start, exp_end, shifts, bufs, w, gA):
-    """Emissions and forward-backward of the sequence at rows t0..t0+T-1 (T >= 1).
-
-    Leaves the node marginals as ``alpha * beta`` in ``bufs`` and returns
-    ``(log Z, scaled)``; ``scaled`` is False when the log-space fallback ran.
-    With ``w != 0`` also adds ``w`` times the expected transition counts to ``gA``.
-    """
+def _scaled_posteriors(t0, T, indptr, indices, data, W, expA, expAT, exp_start, exp_end,
+                       shifts, bufs, w, gA):
+    """Emissions and the scaled forward-backward of the sequence at rows
+    t0..t0+T-1 (T >= 1): its log Z, the node marginals left as ``alpha *
+    beta`` in ``bufs``, ``w`` times its expected transition counts added to
+    ``gA`` (``w != 0``). Returns NaN, the emissions left in ``bufs``, when the
+    recursion underflowed (the caller's fallback: :func:`_posteriors`, or a
+    kernel of its own that only the inputs needing it compile)."""
     E, alpha, beta, U, scale, work, la, lb = bufs
     emissions(indptr, indices, data, t0, T, W, any_layout(E))   # as the lanes' views
-    logz, scaled = _sequence_marginals(
-        E[:T], U[:T], A, start, end, expA, expAT, exp_start, exp_end,
-        alpha[:T], beta[:T], scale[:T], work, la[:T], lb[:T], w, gA)
-    if scaled:
-        logz += _shift_total(shifts, T)
-    return logz, scaled
+    logz = _forward_backward(E[:T], U[:T], expA, expAT, exp_start, exp_end, alpha[:T],
+                             beta[:T], scale[:T], work, w, gA)
+    return logz + _shift_total(shifts, T)
+
+
+@njit(**_JIT)
+def _posteriors(t0, T, indptr, indices, data, W, A, start, end, expA, expAT,
+                exp_start, exp_end, shifts, bufs, w, gA):
+    """:func:`_scaled_posteriors` with the log-space fallback
+    (:func:`_log_space_marginals`). Returns ``(log Z, scaled)``; ``scaled``
+    is False when the fallback ran."""
+    logz = _scaled_posteriors(t0, T, indptr, indices, data, W, expA, expAT, exp_start,
+                              exp_end, shifts, bufs, w, gA)
+    if logz == logz:
+        return logz, True
+    E, alpha, beta, U, scale, work, la, lb = bufs
+    return _log_space_marginals(E[:T], A, start, end, alpha[:T], beta[:T], la[:T], lb[:T],
+                                w, gA), False
 
 
 @njit(**_JIT)

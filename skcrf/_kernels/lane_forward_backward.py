@@ -124,7 +124,7 @@ def _reachable(expA, exp_start, maxT):
 
 # (inlined into its callers in Numba's IR, as is _lane_setup: compiled once, as
 # part of the objective, rather than on its own and then again, linked into
-# it, by LLVM; a cold first fit compiles about a second less)
+# it, by LLVM)
 @njit(inline="always", **_JIT)
 def _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA, exp_start,
                      exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
@@ -147,7 +147,7 @@ def _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA, 
 
     Returns False, having changed nothing but the work arrays, when any of
     the sequences needs the underflow-safe path (the caller then runs them
-    one by one through :func:`_sequence_marginals`, or leaves them to
+    one by one through :func:`_posteriors`, or leaves them to
     :func:`skcrf._kernels.objective._deferred_terms`). Otherwise writes each
     sequence's log Z to ``logz_out``, adds its weighted pair sums (its
     expected transition counts but for the factor ``expA[i, j]``,

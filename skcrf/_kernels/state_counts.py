@@ -256,7 +256,9 @@ def _add_state_counts_overload(indptr, indices, data, t0, T, P, gW):
         return quads
     if gW.ndim == 2:
         def dense(indptr, indices, data, t0, T, P, gW):
-            # (_add_state_counts, one call less)
+            # (_add_state_counts written out, not called: the call per sequence,
+            # or the same function inlined by Numba, made the evaluations at 17
+            # labels slower in paired A/Bs; see docs/benchmarks.md)
             if gW.shape[1] >= _WIDE:
                 _add_state_counts_wide(indptr, indices, data, t0, T, P, gW)
             else:
