@@ -175,18 +175,47 @@ def _segmenter_problem(n_jobs):
 
 
 def segmenter_fit_kernels(n_jobs=None):
-    """Compile the training kernels of a default WordSegmenter's CRF, not its
-    featurisation's, nor its decoding's (:func:`segmenter_predict_kernels`):
-    the two run in helper processes while ``skcrf demo`` featurises (see
-    :mod:`skcrf._kernels.compile_helper`)."""
-    from sklearn.exceptions import ConvergenceWarning
-
+    """Compile the kernels of a default WordSegmenter's CRF fit that
+    evaluate its objective (the input check, the pair counts, the data term
+    and its gradient): not the optimiser's, which the process waiting for
+    this helper compiles meanwhile (:func:`optimizer_kernels`), nor the
+    featurisation's or the decoding's (:func:`segmenter_predict_kernels`).
+    ``skcrf demo`` runs this and the decoding in helper processes while it
+    featurises (see :mod:`skcrf._kernels.compile_helper`)."""
     crf, S, y = _segmenter_problem(n_jobs)
-    # the decoding kernels are the other helper's: not loaded at the fit's end
-    crf._load_decoding_kernels = lambda: None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        crf.fit(S, y)
+
+    def evaluate_once(terms, layout, *args, **kwargs):
+        # the fit up to its objective: one evaluation, at zero, then stop
+        terms[0](np.zeros(layout.n_params), crf.c2)
+
+    crf._fit_terms = evaluate_once
+    crf._fit(S, y)
+
+
+def optimizer_kernels(n_jobs=None):
+    """Compile the optimiser's kernels (L-BFGS's history passes, the line
+    search's trial points) on a tiny quadratic, on ``n_jobs`` threads, as a
+    fit would run them: what the process waiting for
+    :func:`segmenter_fit_kernels` compiles meanwhile."""
+    from ._kernels.parallel import ELEMENT_BLOCK, resolve_n_threads
+    from ._training.optimize import minimize_lbfgs
+
+    n_threads = resolve_n_threads(n_jobs)
+    # one chunk (the serial kernels); on several threads also several (the
+    # threaded drivers, which a real model's vector takes). Curvatures that
+    # differ: the first step does not reach the minimum, the second uses the
+    # stored pair (the direction's kernels)
+    for n in (8, 2 * ELEMENT_BLOCK + 1) if n_threads > 1 else (8,):
+        curvature = np.linspace(1.0, 4.0, n)
+
+        def quadratic(x):
+            r = x - 1.0
+            return 0.5 * float(np.dot(curvature * r, r)), curvature * r
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # (three iterations need not converge)
+            minimize_lbfgs(quadratic, np.zeros(n), max_iter=3, tol=0.0,
+                           n_threads=n_threads)
 
 
 def segmenter_predict_kernels(n_jobs=None):
@@ -206,8 +235,21 @@ def segmenter_predict_kernels(n_jobs=None):
 
 
 #: what ``python -m skcrf._warm_up <workload> [n_jobs] [--background]`` runs
-WORKLOADS = {"segmenter-fit": segmenter_fit_kernels,
-             "segmenter-predict": segmenter_predict_kernels}
+#: (a helper), and what the process waiting for that helper compiles
+#: meanwhile, itself (None: nothing)
+WORKLOADS = {"segmenter-fit": (segmenter_fit_kernels, optimizer_kernels),
+             "segmenter-predict": (segmenter_predict_kernels, None)}
+
+
+def start_helper(workload, n_jobs=None, stage="fit", background=False):
+    """Start a helper process compiling ``workload``'s kernels on a cold
+    cache (:func:`skcrf._kernels.compile_helper.start`, given the workload's
+    functions); returns whether one was started."""
+    from ._kernels import compile_helper
+
+    run, meanwhile = WORKLOADS[workload]
+    return compile_helper.start(workload, n_jobs, stage=stage, background=background,
+                                run=run, meanwhile=meanwhile)
 
 
 def _main(argv):
@@ -217,7 +259,7 @@ def _main(argv):
             os.nice(10)   # only the cores the user's process leaves idle
     workload, *rest = argv
     n_jobs = None if not rest or rest[0] == "None" else int(rest[0])
-    WORKLOADS[workload](n_jobs)
+    WORKLOADS[workload][0](n_jobs)
 
 
 if __name__ == "__main__":

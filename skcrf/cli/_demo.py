@@ -3,7 +3,7 @@ score it on held-out sentences, segment a few."""
 
 import time
 
-from .._kernels import compile_helper
+from .._warm_up import start_helper
 from ..datasets import load_sample_cws
 from ..metrics import segmentation_scores
 from ..segmentation._segmenter import WordSegmenter
@@ -15,8 +15,8 @@ __all__ = ["cmd_demo"]
 def cmd_demo(args):
     # a first run: the CRF's kernels compile in helper processes while this one
     # compiles the featurisation's (the fit waits for them, then loads them)
-    compile_helper.start("segmenter-fit", args.n_jobs, stage="fit")
-    compile_helper.start("segmenter-predict", args.n_jobs, stage="predict", background=True)
+    start_helper("segmenter-fit", args.n_jobs, stage="fit")
+    start_helper("segmenter-predict", args.n_jobs, stage="predict", background=True)
     out = stdout()
     sents = load_sample_cws()
     n_test = max(1, len(sents) // 10)

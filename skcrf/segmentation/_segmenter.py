@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compile_notice import compile_notice
 from .._crf import LinearChainCRF
+from .._kernels import compile_helper
 from .._persistence import VersionedPickleMixin
 from .._sklearn_compat import Interval, StrOptions, _fit_context
 from ..feature_extraction._featurizer import SequenceFeaturizer
@@ -213,6 +214,11 @@ class WordSegmenter(VersionedPickleMixin, BaseEstimator):
         with compile_notice(sys.stderr if self.verbose else None):
             say(f"featurising {len(X):,} sentences")
             S = featurizer.fit_transform(X)
+            if compile_helper.running("fit"):
+                # a first run, the CRF's kernels still compiling in a helper
+                # process: compile the featurisation's transform path (what
+                # predict runs) now, in the time this process would wait
+                featurizer.transform(X[:1])
             say(f"training the CRF ({featurizer.n_features_out_:,} features)")
             crf = self._crf().fit(S, tags)
             del S
