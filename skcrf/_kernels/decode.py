@@ -1,5 +1,5 @@
-"""Decoding kernels: Viterbi (one sequence at a time, or eight side by side
-in SIMD lanes), node marginals with log Z, and path scores.
+"""Decoding kernels: Viterbi (eight sequences side by side in SIMD lanes, or
+one at a time), node marginals with log Z, and path scores.
 
 Each is a chunk kernel ``*_chunk(c, bounds, ...)`` plus a ``prange`` driver
 ``*_parallel``; :func:`skcrf._kernels.parallel.run_chunks` picks one.
@@ -17,7 +17,6 @@ from .forward_backward import (
     _posteriors,
     _scaled_posteriors,
 )
-from .lane_forward_backward import _lane_run
 from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
 
 
@@ -41,10 +40,14 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
     token) and its score into ``best_out`` (-inf: no allowed path).
 
     The chunk's sequences are visited in ``order`` (by length within
-    windows, :func:`skcrf._kernels.parallel.order_by_length`); every N_LANES in a
-    row, none empty and none longer than :data:`_VITERBI_LANE_MAX_T`, run
-    side by side in SIMD lanes (:func:`_lane_viterbi`), the others one at a
-    time. Both give the same scores, bit for bit.
+    windows, :func:`skcrf._kernels.parallel.order_by_length`) and run
+    N_LANES side by side in SIMD lanes (:func:`_lane_viterbi`); the last few
+    of a chunk fill a batch with copies (:func:`_viterbi_take`), so that no
+    sequence needs the one-at-a-time kernel, whose compilation a cold first
+    predict would wait for. A sequence longer than
+    :data:`_VITERBI_LANE_MAX_T` is left to that kernel (its score set to NaN:
+    :func:`_viterbi_listed`, called by the driver only when there is one).
+    Both give the same scores, bit for bit.
 
     The forward pass keeps only the best score of each (t, label): no argmax,
     no back-pointer table (less memory traffic per step); the way back
@@ -55,22 +58,15 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
     lo, hi = bounds[c], bounds[c + 1]
     L = A.shape[0]
     maxT = _max_length(lo, hi, offsets)
-    E = np.empty((maxT, L))
-    score = np.empty((maxT, L))
-    AT = np.ascontiguousarray(A.T)
     n8 = max(min(maxT, _VITERBI_LANE_MAX_T), 1) * L * N_LANES
     U8, S8 = np.empty(n8), np.empty(n8)
+    seqs = np.empty(N_LANES, dtype=np.int64)
     i = lo
     while i < hi:
-        n = _lane_run(i, hi, order, offsets)
-        if n == N_LANES and _longest(order[i:i + n], offsets) <= _VITERBI_LANE_MAX_T:
-            _lane_viterbi(order[i:i + n], indptr, indices, data, offsets, W, A, start, end,
+        n, i = _viterbi_take(i, hi, order, offsets, seqs, best_out)
+        if n:
+            _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end,
                           U8, S8, out, best_out)
-        else:
-            for k in range(i, i + n):
-                _viterbi_one(order[k], indptr, indices, data, offsets, W, A, AT, start,
-                             end, E, score, out, best_out)
-        i += n
 
 
 #: sequences longer than this run Viterbi alone, not in lanes (whose work
@@ -79,12 +75,54 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
 _VITERBI_LANE_MAX_T = 2048
 
 
+@njit(inline="always", **_JIT)
+def _viterbi_take(i, hi, order, offsets, seqs, best_out):
+    """The next batch from position ``i`` of ``order`` (up to ``hi``): up to
+    N_LANES sequences into ``seqs``, the lanes left over filled with copies
+    of the last one. Empty sequences are skipped (score 0), as are those
+    longer than :data:`_VITERBI_LANE_MAX_T` (score NaN: left to
+    :func:`_viterbi_listed`). Returns ``(n, i)``: how many lanes count (0:
+    none) and the position after the batch."""
+    n = 0
+    while i < hi and n < N_LANES:
+        s = order[i]
+        i += 1
+        T = offsets[s + 1] - offsets[s]
+        if T == 0:
+            best_out[s] = 0.0
+        elif T > _VITERBI_LANE_MAX_T:
+            best_out[s] = np.nan
+        else:
+            seqs[n] = s
+            n += 1
+    for b in range(n, N_LANES):
+        seqs[b] = seqs[max(n - 1, 0)]
+    return n, i
+
+
 @njit(**_JIT)
 def _longest(seqs, offsets):
     T = 0
     for s in seqs:
         T = max(T, offsets[s + 1] - offsets[s])
     return T
+
+
+@njit(**_JIT)
+def _viterbi_listed(seqs, indptr, indices, data, offsets, W, A, start, end, out,
+                    best_out):
+    """Viterbi of the sequences ``seqs``, one at a time (:func:`_viterbi_one`):
+    those :func:`_viterbi_chunk` leaves (too long for the lanes), and only
+    they; a kernel of its own, which inputs without such sequences never
+    compile."""
+    L = A.shape[0]
+    maxT = max(_longest(seqs, offsets), 1)
+    E = np.empty((maxT, L))
+    score = np.empty((maxT, L))
+    AT = np.ascontiguousarray(A.T)
+    for s in seqs:
+        _viterbi_one(s, indptr, indices, data, offsets, W, A, AT, start, end, E, score,
+                     out, best_out)
 
 
 @njit(**_JIT)
@@ -108,16 +146,18 @@ def _viterbi_one(s, indptr, indices, data, offsets, W, A, AT, start, end, E, sco
 
 
 @njit(**_JIT)
-def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8, out,
+def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8, S8, out,
                   best_out):
-    """Viterbi of the N_LANES non-empty sequences ``seqs`` side by side, one
-    per lane, on lane arrays laid out (t, label, lane): the emissions
-    ``U8``, the best scores ``S8``. The lanes start together at t = 0; a
-    lane past its sequence's end computes values that nothing reads. Each
-    best score is the running maximum over the previous labels in the same
-    order as :func:`_max_step`'s (``vmax`` keeps the earlier value on ties
-    and NaN), plus the same emission: the same bits. The ways back of the
-    eight lanes run interleaved (:func:`_lane_way_back`)."""
+    """Viterbi of the sequences ``seqs`` (N_LANES, none empty; the first
+    ``n`` count, the others are copies of the n-th, whose emissions are
+    copied rather than computed again) side by side, one per lane, on lane
+    arrays laid out (t, label, lane): the emissions ``U8``, the best scores
+    ``S8``. The lanes start together at t = 0; a lane past its sequence's
+    end computes values that nothing reads. Each best score is the running
+    maximum over the previous labels in the same order as
+    :func:`_max_step`'s (``vmax`` keeps the earlier value on ties and NaN),
+    plus the same emission: the same bits. The ways back of the ``n``
+    lanes run interleaved (:func:`_lane_way_back`)."""
     L = A.shape[0]
     NL = N_LANES
     T = _longest(seqs, offsets)
@@ -125,7 +165,12 @@ def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8
     for b in range(NL):
         t0 = offsets[seqs[b]]
         Tb = offsets[seqs[b] + 1] - t0
-        emissions(indptr, indices, data, t0, Tb, W, U3[:Tb, :, b])
+        if b < n:
+            emissions(indptr, indices, data, t0, Tb, W, U3[:Tb, :, b])
+        else:
+            for t in range(Tb):
+                for j in range(L):
+                    U3[t, j, b] = U3[t, j, n - 1]
     for j in range(L):
         vstore(S8, j * NL, vadd(vload(U8, j * NL), vsplat(start[j])))
     for t in range(1, T):
@@ -136,15 +181,16 @@ def _lane_viterbi(seqs, indptr, indices, data, offsets, W, A, start, end, U8, S8
             for i in range(L):
                 best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
             vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
-    _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out)
+    _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out)
 
 
 @njit(**_JIT)
-def _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out):
-    """The labels of the best paths of the lanes of :func:`_lane_viterbi`
-    (best scores ``S8``, laid out (t, label, lane); lane b holds positions
-    0..T_b - 1) into ``out``, their scores into ``best_out``: what
-    :func:`_best_path` does for one lane, for the eight lanes together.
+def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out):
+    """The labels of the best paths of the first ``n`` lanes of
+    :func:`_lane_viterbi` (best scores ``S8``, laid out (t, label, lane);
+    lane b holds positions 0..T_b - 1) into ``out``, their scores into
+    ``best_out``: what :func:`_best_path` does for one lane, for the lanes
+    together.
 
     One lane's way back is a chain of dependent steps (each step's argmax
     over the previous labels needs the label the step before chose), L
@@ -159,7 +205,7 @@ def _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out):
     L = A.shape[0]
     NL = N_LANES
     S3 = S8[:T * L * NL].reshape((T, L, NL))
-    for b in range(NL):
+    for b in range(n):
         t0 = offsets[seqs[b]]
         Tb = offsets[seqs[b] + 1] - t0
         best, arg = _last_label(S3[:, :, b], end, Tb)
@@ -167,7 +213,7 @@ def _lane_way_back(seqs, offsets, A, end, S8, T, out, best_out):
         out[t0 + Tb - 1] = arg
     for t in range(T - 1, 0, -1):
         p0 = (t - 1) * L * NL
-        for b in range(NL):
+        for b in range(n):
             t0 = offsets[seqs[b]]
             if t < offsets[seqs[b] + 1] - t0:
                 arg = out[t0 + t]

@@ -48,8 +48,8 @@ def _viterbi_pruned_chunk(c, bounds, order, indptr, indices, data, offsets, W, A
     while i < hi:
         n = _lane_run(i, hi, order, offsets)
         if lanes and n == N_LANES and _longest(order[i:i + n], offsets) <= _VITERBI_LANE_MAX_T:
-            _lane_viterbi(order[i:i + n], indptr, indices, data, offsets, W, A, start, end,
-                          U8, S8, out, best_out)
+            _lane_viterbi(order[i:i + n], n, indptr, indices, data, offsets, W, A, start,
+                          end, U8, S8, out, best_out)
         else:
             for k in range(i, i + n):
                 kept += _viterbi_one_pruned(order[k], indptr, indices, data, offsets, W, A,

@@ -18,6 +18,7 @@ from .decode import (
     _path_scores_chunk,
     _path_scores_parallel,
     _viterbi_chunk,
+    _viterbi_listed,
     _viterbi_one,
     _viterbi_parallel,
 )
@@ -79,10 +80,16 @@ def viterbi(arrays, weights, n_threads=1, bounds=None):
     order = order_by_length(arrays.offsets, bounds)
     # many labels: the pruned kernels (a separate compilation, which models of
     # few labels never pay)
-    chunk, parallel = (_viterbi_pruned_chunk, _viterbi_pruned_parallel) \
-        if weights.n_labels >= PRUNE_MIN_LABELS else (_viterbi_chunk, _viterbi_parallel)
-    run_chunks(chunk, parallel, bounds, n_threads, order, *arrays, *_kernel_weights(weights),
-               out, best)
+    pruned = weights.n_labels >= PRUNE_MIN_LABELS
+    chunk, parallel = (_viterbi_pruned_chunk, _viterbi_pruned_parallel) if pruned \
+        else (_viterbi_chunk, _viterbi_parallel)
+    kw = _kernel_weights(weights)
+    run_chunks(chunk, parallel, bounds, n_threads, order, *arrays, *kw, out, best)
+    if not pruned:
+        left = np.flatnonzero(np.isnan(best))
+        if left.size or compile_helper.RARE_PATHS:
+            # (rare: sequences too long for the lanes; a kernel of its own)
+            _viterbi_listed(left, *arrays, *kw, out, best)
     raise_if_no_path(np.isneginf(best), arrays.offsets)
     return out, best
 
@@ -162,9 +169,11 @@ def load_decoding(weights, decoding="viterbi", n_threads=1):
     here so that the first ``predict`` is as fast as the next ones."""
     arrays = KernelArrays(np.zeros(3, np.int64), np.zeros(0, np.int32), ONE,
                           np.array([0, 1, 2], np.int64))
-    # the input check, for int32 and int64 column indices (a fit has loaded
-    # the one of its data, a loaded model neither)
-    for dtype, out in ((np.int32, 0), (np.int64, 1)):
+    # the input check (a fit has loaded the one of its data, a loaded model
+    # not), for int32 column indices; int64 ones (scikit-learn's for very
+    # large inputs) are rare: compiled ahead only by `skcrf compile`, not in
+    # every cold first fit
+    for dtype, out in ((np.int32, 0), (np.int64, 1))[:1 + compile_helper.RARE_PATHS]:
         check_csr(arrays.indptr, np.zeros(out, dtype), ONE, 1, np.empty(out, np.int32))
     decode = marginals if decoding == "marginal" else viterbi
     for edges in ([0, 2], [0, 1, 2])[:1 + (n_threads > 1)]:

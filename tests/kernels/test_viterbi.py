@@ -29,11 +29,17 @@ def _problem(rng, L, lengths, n_features=6, integer=False, constrained=False):
 
 
 def _alone(X, weights):
-    """Labels and scores of each sequence run by itself (the one-sequence
-    path of the kernel: one sequence never fills the lanes)."""
+    """Labels and scores of each sequence run by itself, by the one-sequence
+    kernel (``viterbi_sequence`` calls it directly: the batch driver runs
+    even one sequence in lanes, beside copies of it)."""
     labels, scores = [], []
+    table = inference.viterbi_table(weights.A)
     for x in X:
-        lab, sc = inference.viterbi(Sequences.from_list([x]).kernel_arrays(), weights)
+        arrays = Sequences.from_list([x]).kernel_arrays()
+        try:
+            lab, sc, _ = inference.viterbi_sequence(arrays, weights, table)
+        except ValueError:      # no allowed path: the batch driver says so too
+            lab, sc = np.zeros(len(x), dtype=np.int64), np.array([-np.inf])
         labels.append(lab)
         scores.append(sc[0])
     return np.concatenate(labels), np.array(scores)
@@ -189,3 +195,40 @@ def test_marginals_that_underflow_take_the_log_space_path(n_threads, L):
         rows = slice(arrays.offsets[s], arrays.offsets[s + 1])
         np.testing.assert_allclose(P[rows], node, rtol=1e-9, atol=1e-12)
     assert log_z[7] == pytest.approx(1200.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 17])
+def test_padded_lane_batches_decode_only_their_sequences(n, monkeypatch):
+    # n sequences: full batches and one padded with copies of its last
+    # sequence; the copies write nothing (same labels and scores as alone),
+    # and no sequence is left to the one-at-a-time kernel
+    from skcrf._kernels import inference as kernels
+
+    calls = []
+    real = kernels._viterbi_listed
+    monkeypatch.setattr(kernels, "_viterbi_listed",
+                        lambda seqs, *a: calls.append(seqs.size) or real(seqs, *a))
+    rng = np.random.default_rng(n)
+    X, weights = _problem(rng, 5, rng.integers(1, 30, size=n))
+    labels, scores = inference.viterbi(Sequences.from_list(X).kernel_arrays(), weights)
+    want_labels, want_scores = _alone(X, weights)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(scores, want_scores)
+    assert calls == []
+
+
+def test_only_sequences_too_long_for_the_lanes_run_alone(monkeypatch):
+    from skcrf._kernels import inference as kernels
+
+    calls = []
+    real = kernels._viterbi_listed
+    monkeypatch.setattr(kernels, "_viterbi_listed",
+                        lambda seqs, *a: calls.append(list(seqs)) or real(seqs, *a))
+    rng = np.random.default_rng(1)
+    lengths = [5, _VITERBI_LANE_MAX_T + 1, 0, 7, _VITERBI_LANE_MAX_T + 9, 3]
+    X, weights = _problem(rng, 4, lengths)
+    labels, scores = inference.viterbi(Sequences.from_list(X).kernel_arrays(), weights)
+    assert calls == [[1, 4]]
+    want_labels, want_scores = _alone(X, weights)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(scores, want_scores)
