@@ -20,6 +20,8 @@ every corpus of the label sweep (``_corpora.py``: ``gsd-xpos``, ``esp-pos``,
 with a model each checkout fits in 30 iterations (both the same weights):
 
     python benchmarks/dev/ab_inprocess.py A B --predict --reps 200
+
+and ``--predict --marginals`` times ``predict_marginals``.
 """
 
 import argparse
@@ -79,6 +81,8 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--predict", action="store_true",
                     help="time predict on CoNLL-2002's test set instead")
+    ap.add_argument("--marginals", action="store_true",
+                    help="with --predict: time predict_marginals instead of predict")
     args = ap.parse_args()
     from _common import machine, skcrf_module
 
@@ -172,12 +176,18 @@ def compare_predict(args, names, machine):
                                        start_end_transitions=False, n_jobs=args.threads)
             model.fit(pkg.Sequences(Str.X, Str.lengths), ytr)
         X = pkg.Sequences(Ste.X, Ste.lengths)
-        preds[name] = model.predict(X)         # compiles (or loads) the kernels
+        call = "predict_marginals" if args.marginals else "predict"
+        preds[name] = getattr(model, call)(X)   # compiles (or loads) the kernels
         models[name] = (model, X)
-    a, b = alternate(lambda name: models[name][0].predict(models[name][1]), names,
+    a, b = alternate(lambda name: getattr(models[name][0], call)(models[name][1]), names,
                      args.reps)
-    same = preds[names[0]] == preds[names[1]]
-    print(f"# predict, {args.problem} test ({Ste.n_tokens:,} tokens), {args.threads} "
+    if args.marginals:      # (lists of arrays: the largest difference)
+        diff = max((float(np.abs(p - q).max()) for p, q in zip(*preds.values()) if p.size),
+                   default=0.0)
+        same = f"max |difference| {diff:.1e}"
+    else:
+        same = preds[names[0]] == preds[names[1]]
+    print(f"# {call}, {args.problem} test ({Ste.n_tokens:,} tokens), {args.threads} "
           f"thread(s), {args.reps} alternating pairs — {date.today()} — {machine()}")
     print(f"# A = {args.checkouts[0]}, B = {args.checkouts[1]}; same predictions: {same}")
     report_pairs(a, b, digits=2)

@@ -60,7 +60,7 @@ _meanwhile = {}
 #: set by skcrf._warm_up (``skcrf compile``) while it runs: the kernels of the
 #: rare paths, which run only for the inputs that need them (the
 #: underflow-safe forward-backward: the objective's _deferred_terms, the
-#: marginals' _marginals_log), are then called with nothing to do, so that
+#: marginals' _marginals_listed), are then called with nothing to do, so that
 #: they are compiled (and cached) beside the kernels of the common path
 RARE_PATHS = False
 

@@ -10,14 +10,16 @@ from numba import njit, prange
 
 from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
-from .forward_backward import (
-    _listed_buffers,
-    _max_length,
-    _posterior_buffers,
-    _posteriors,
-    _scaled_posteriors,
+from .forward_backward import _LN2, _TINY, _listed_buffers, _max_length, _posteriors, _shift_total
+from .lane_forward_backward import (
+    _lane_backward,
+    _lane_batch,
+    _lane_buffers,
+    _lane_emissions,
+    _lane_forward,
+    _reachable,
 )
-from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
+from .lanes import N_LANES, vadd, vhmax, vhmin, vlane, vload, vmax, vsplat, vstore
 
 
 @njit(inline="always", **_JIT)
@@ -268,41 +270,64 @@ def _viterbi_parallel(bounds, *args):
 
 
 @njit(**_JIT)
-def _marginals_chunk(c, bounds, indptr, indices, data, offsets, W, A, start, end,
+def _marginals_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start, end,
                      expA, exp_start, exp_end, shifts, out, logz_out):
     """Node marginals (rows of ``out``) and log Z of the sequences of chunk
-    ``c``, by the scaled recursion. A sequence on which it underflows (or
-    that no path allows) gets log Z NaN and its rows are left for the caller
-    to run through :func:`_marginals_log`: the underflow-safe path, which
-    almost no input needs, is a kernel of its own, compiled only when used."""
+    ``c``, N_LANES side by side in SIMD lanes, in ``order`` (by length
+    within windows), the last few beside copies of the last one
+    (:func:`_lane_take`): the objective's scaled forward-backward in lanes
+    (:mod:`.lane_forward_backward`), which a fit has compiled already. A
+    sequence longer than :data:`_VITERBI_LANE_MAX_T`, and every sequence of a
+    batch on which the scaled recursion underflows (or that no path
+    allows), gets log Z NaN and is left to :func:`_marginals_listed`, one at
+    a time: a kernel of its own, compiled only when used."""
     lo, hi = bounds[c], bounds[c + 1]
     L = A.shape[0]
-    bufs = _posterior_buffers(lo, hi, offsets, L)
-    alpha, beta = bufs[1], bufs[2]
-    expAT = np.ascontiguousarray(expA.T)
-    no_counts = np.zeros((L, L))
-    for s in range(lo, hi):
-        t0 = offsets[s]
-        T = offsets[s + 1] - t0
-        if T == 0:
-            logz_out[s] = 0.0
+    maxT = min(_max_length(lo, hi, offsets), _VITERBI_LANE_MAX_T)
+    reach = _reachable(expA, exp_start, maxT)
+    lb = _lane_buffers(maxT, L)
+    alpha8, beta8, lengths = lb[1], lb[2], lb[8]
+    ones = np.ones(offsets.size - 1)      # (the lanes' sequence weights)
+    seqs = np.empty(N_LANES, dtype=np.int64)
+    work = np.empty(N_LANES)
+    i = lo
+    while i < hi:
+        n, i = _viterbi_take(i, hi, order, offsets, seqs, logz_out)
+        if n == 0:
             continue
-        logz = _scaled_posteriors(t0, T, indptr, indices, data, W, expA, expAT, exp_start,
-                                  exp_end, shifts, bufs, 0.0, no_counts)
-        logz_out[s] = logz   # (NaN: left for _marginals_log)
-        if logz != logz:
+        T = _lane_batch(seqs, offsets, reach, lb, L)
+        maxima = _lane_emissions(seqs, indptr, indices, data, offsets, ones, W, lb, T, L)
+        lowest, s_low, s_high, mant, expo, s = _lane_forward(expA, exp_start, exp_end, lb,
+                                                             T, L)
+        # (every scale a positive normal number, and the end sum: see _lane_posteriors)
+        ok = vhmin(lowest) >= _TINY and vhmin(s_low) >= _TINY and vhmax(s_high) < np.inf
+        for b in range(N_LANES):
+            work[b] = (vlane(maxima, b) + np.log(vlane(mant, b)) + vlane(expo, b) * _LN2
+                       + np.log(vlane(s, b)) + _shift_total(shifts, lengths[b]))
+            ok = ok and work[b] > -np.inf and work[b] < np.inf
+        if not ok:
+            for b in range(n):
+                logz_out[seqs[b]] = np.nan
             continue
-        for t in range(T):
-            for j in range(L):
-                out[t0 + t, j] = alpha[t, j] * beta[t, j]
+        _lane_backward(expA, exp_end, s, lb, T, L)
+        NL = N_LANES
+        for b in range(n):
+            logz_out[seqs[b]] = work[b]
+            t0, Tb = offsets[seqs[b]], lengths[b]
+            d = T - Tb
+            for t in range(Tb):
+                k = (d + t) * L * NL + b
+                for j in range(L):
+                    out[t0 + t, j] = alpha8[k + j * NL] * beta8[k + j * NL]
 
 
 @njit(**_JIT)
-def _marginals_log(seqs, indptr, indices, data, offsets, W, A, start, end, expA, exp_start,
-                   exp_end, shifts, out, logz_out):
+def _marginals_listed(seqs, indptr, indices, data, offsets, W, A, start, end, expA,
+                      exp_start, exp_end, shifts, out, logz_out):
     """:func:`_marginals_chunk` for the sequences ``seqs`` it left (log Z
-    NaN), through the underflow-safe path (:func:`_posteriors`); log Z -inf
-    (and the rows NaN) when no path is allowed."""
+    NaN), one at a time: the scaled recursion, or where it underflows the
+    log-space one (:func:`_posteriors`); log Z -inf (and the rows NaN) when
+    no path is allowed."""
     L = A.shape[0]
     bufs = _listed_buffers(seqs, offsets, L)
     alpha, beta = bufs[1], bufs[2]

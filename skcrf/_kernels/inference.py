@@ -13,7 +13,7 @@ from . import compile_helper
 from .csr_check import check_csr
 from .decode import (
     _marginals_chunk,
-    _marginals_log,
+    _marginals_listed,
     _marginals_parallel,
     _path_scores_chunk,
     _path_scores_parallel,
@@ -112,12 +112,14 @@ def marginals(arrays, weights, n_threads=1, bounds=None):
     if bounds is None:
         bounds = _bounds(arrays, L, n_threads)
     kw = _kernel_weights(weights)
-    run_chunks(_marginals_chunk, _marginals_parallel, bounds, n_threads,
+    order = order_by_length(arrays.offsets, bounds)
+    run_chunks(_marginals_chunk, _marginals_parallel, bounds, n_threads, order,
                *arrays, *kw, expA, exp_start, exp_end, shifts, P, log_z)
     left = np.flatnonzero(np.isnan(log_z))
     if left.size or compile_helper.RARE_PATHS:
-        # (rare: the scaled recursion underflowed; a kernel of its own)
-        _marginals_log(left, *arrays, *kw, expA, exp_start, exp_end, shifts, P, log_z)
+        # (rare: sequences too long for the lanes, or on which the scaled
+        # recursion underflowed; a kernel of its own)
+        _marginals_listed(left, *arrays, *kw, expA, exp_start, exp_end, shifts, P, log_z)
     raise_if_no_path(np.isneginf(log_z), arrays.offsets)
     return P, log_z
 

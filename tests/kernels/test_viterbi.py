@@ -174,8 +174,9 @@ def test_single_sequence_viterbi_refuses_a_table_of_another_shape():
 def test_marginals_that_underflow_take_the_log_space_path(n_threads, L):
     """The scaled recursion underflows on one sequence of twenty (label 2
     falls e^-800 below label 0, then wins: test_objective's partial
-    underflow): _marginals_chunk leaves it (log Z NaN), _marginals_log gets
-    it right; the others are untouched."""
+    underflow): _marginals_chunk leaves its lane batch (log Z NaN),
+    _marginals_listed gets it right, one at a time (the others of the batch
+    by the scaled recursion, it by the log-space one)."""
     W = np.zeros((3, L))
     W[:, :3] = [[800.0, 0.0, 0.0], [0.0, 0.0, 600.0], [0.0, 0.0, 600.0]]
     allowed = np.ones((L, L), dtype=bool)
@@ -232,3 +233,58 @@ def test_only_sequences_too_long_for_the_lanes_run_alone(monkeypatch):
     want_labels, want_scores = _alone(X, weights)
     np.testing.assert_array_equal(labels, want_labels)
     np.testing.assert_array_equal(scores, want_scores)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("L", [2, 4, 6, 17])
+def test_marginals_in_lanes_match_enumeration(n_threads, L, monkeypatch):
+    # ragged lengths, empty sequences, padded last batches, a constrained
+    # model: every sequence in lanes, none left to _marginals_listed
+    from skcrf._kernels import inference as kernels
+
+    calls = []
+    real = kernels._marginals_listed
+    monkeypatch.setattr(kernels, "_marginals_listed",
+                        lambda seqs, *a: calls.append(seqs.size) or real(seqs, *a))
+    rng = np.random.default_rng(L)
+    lengths = np.concatenate([rng.integers(1, 5, size=21), [0, 0, 1]])
+    X, weights = _problem(rng, L, lengths, n_features=5, constrained=True)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    P, log_z = inference.marginals(arrays, weights, n_threads=n_threads)
+    assert calls == []
+    W, A, start, end = weights
+    for s, x in enumerate(X):
+        rows = slice(arrays.offsets[s], arrays.offsets[s + 1])
+        if len(x) == 0:
+            assert log_z[s] == 0.0 and P[rows].shape == (0, L)
+            continue
+        node, _ = naive.marginals(x, W, A, start, end)
+        assert log_z[s] == pytest.approx(naive.log_z(x, W, A, start, end), rel=1e-12)
+        np.testing.assert_allclose(P[rows], node, rtol=1e-9, atol=1e-12)
+
+
+def test_marginals_of_sequences_too_long_for_the_lanes_run_alone(monkeypatch):
+    from skcrf._kernels import inference as kernels
+
+    calls = []
+    real = kernels._marginals_listed
+    monkeypatch.setattr(kernels, "_marginals_listed",
+                        lambda seqs, *a: calls.append(list(seqs)) or real(seqs, *a))
+    rng = np.random.default_rng(3)
+    lengths = [4, _VITERBI_LANE_MAX_T + 2, 3, 0, 5]
+    X, weights = _problem(rng, 3, lengths)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    P, log_z = inference.marginals(arrays, weights)
+    assert calls == [[1]]
+    W, A, start, end = weights
+    for s in (0, 2, 4):
+        rows = slice(arrays.offsets[s], arrays.offsets[s + 1])
+        node, _ = naive.marginals(X[s], W, A, start, end)
+        np.testing.assert_allclose(P[rows], node, rtol=1e-9, atol=1e-12)
+    # the long one: the forward-backward of the oracles in log space
+    from tests.oracles import logspace
+
+    node, logz = logspace.log_forward_backward(X[1] @ W, A, start, end)
+    rows = slice(arrays.offsets[1], arrays.offsets[2])
+    np.testing.assert_allclose(P[rows], node, rtol=1e-7, atol=1e-10)
+    assert log_z[1] == pytest.approx(logz, rel=1e-10)
