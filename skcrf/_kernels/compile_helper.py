@@ -214,12 +214,22 @@ def wait(stage=None):
             if helper.poll() is None:
                 with event.trigger_event(WAIT_EVENT):
                     if meanwhile is not None:
-                        meanwhile()     # this process's share of the compiling
+                        _share(meanwhile)
                     helper.wait(timeout=_TIMEOUT)
         except subprocess.TimeoutExpired:
             pass
         finally:
             _kill(helper)
+
+
+def _share(meanwhile):
+    """This process's share of the compiling, while the helper does the rest.
+    Like the helper's, it can save time, never change a result: if it fails,
+    the fit compiles what is missing when it gets there."""
+    try:
+        meanwhile()
+    except Exception:       # (not KeyboardInterrupt: Ctrl-C still stops)
+        pass
 
 
 def _stop():

@@ -240,6 +240,20 @@ def test_the_waiting_process_does_its_share_while_the_helper_runs(cold):
     assert calls == [2] and compile_helper._meanwhile == {}
 
 
+@needs_fork
+def test_a_failing_share_of_the_waiting_process_only_ends(cold):
+    import time
+
+    def broken(n_jobs):
+        raise RuntimeError("a broken warm-up")
+
+    assert compile_helper.start("slow", stage="fit", run=lambda n_jobs: time.sleep(1),
+                                meanwhile=broken)
+    helper = compile_helper._helpers["fit"]
+    compile_helper.wait("fit")          # no error: the fit compiles on its own
+    assert helper.returncode == 0 and compile_helper._meanwhile == {}
+
+
 def test_the_optimizer_kernels_compile_what_a_fit_runs(tmp_path):
     # what the waiting process compiles meanwhile is what a fit's optimiser
     # then loads: a fit after it compiles none of the optimiser's kernels
