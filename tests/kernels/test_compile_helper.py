@@ -16,6 +16,19 @@ from skcrf import _compile_notice
 from skcrf._compile_notice import MESSAGE, compile_notice
 from skcrf._kernels import compile_helper
 
+#: the child's record of what it compiles: ``compiled``, kernel names in order
+COMPILED = """
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        f = ev.data["dispatcher"].py_func
+        compiled.append(f.__module__ + "." + f.__qualname__)
+event.register("numba:compile", Listener())
+"""
+
 
 def _run(code, cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
@@ -105,7 +118,6 @@ def test_helpers_compile_every_crf_kernel_of_a_default_segmenter(tmp_path):
     # follow fails here (the demo would still work, only slower).
     code = """
 import json
-from numba.core import event
 from skcrf._kernels import compile_helper
 from skcrf._warm_up import start_helper
 from skcrf.datasets import load_sample_cws
@@ -113,15 +125,7 @@ from skcrf.segmentation import WordSegmenter
 assert compile_helper.cache_is_cold()
 assert start_helper("segmenter-fit", 1, stage="fit")
 assert start_helper("segmenter-predict", 1, stage="predict", background=True)
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        pass
-    def on_end(self, ev):
-        f = ev.data["dispatcher"].py_func
-        compiled.append(f.__module__ + "." + f.__qualname__)
-event.register("numba:compile", Listener())
-sents = load_sample_cws()[:300]
+""" + COMPILED + """sents = load_sample_cws()[:300]
 X = ["".join(s) for s in sents]
 seg = WordSegmenter(n_jobs=1, max_iter=5).fit(X, sents)
 n_fit = len(compiled)
@@ -260,17 +264,8 @@ def test_the_optimizer_kernels_compile_what_a_fit_runs(tmp_path):
     code = """
 import json
 import numpy as np
-from numba.core import event
 from skcrf._warm_up import optimizer_kernels
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        pass
-    def on_end(self, ev):
-        f = ev.data["dispatcher"].py_func
-        compiled.append(f.__module__ + "." + f.__qualname__)
-event.register("numba:compile", Listener())
-optimizer_kernels(None)
+""" + COMPILED + """optimizer_kernels(None)
 n = len(compiled)
 from skcrf import LinearChainCRF
 rng = np.random.default_rng(0)

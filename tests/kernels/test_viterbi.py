@@ -28,6 +28,22 @@ def _problem(rng, L, lengths, n_features=6, integer=False, constrained=False):
     return X, Weights.from_arrays(W, A, start, end)
 
 
+def _spy(monkeypatch, name, sizes=False):
+    """Record the sequences each call of the one-at-a-time kernel ``name``
+    of skcrf._kernels.inference is given (their number with ``sizes``)."""
+    from skcrf._kernels import inference as kernels
+
+    calls = []
+    real = getattr(kernels, name)
+
+    def spy(seqs, *args):
+        calls.append(seqs.size if sizes else list(seqs))
+        return real(seqs, *args)
+
+    monkeypatch.setattr(kernels, name, spy)
+    return calls
+
+
 def _alone(X, weights):
     """Labels and scores of each sequence run by itself, by the one-sequence
     kernel (``viterbi_sequence`` calls it directly: the batch driver runs
@@ -203,12 +219,7 @@ def test_padded_lane_batches_decode_only_their_sequences(n, monkeypatch):
     # n sequences: full batches and one padded with copies of its last
     # sequence; the copies write nothing (same labels and scores as alone),
     # and no sequence is left to the one-at-a-time kernel
-    from skcrf._kernels import inference as kernels
-
-    calls = []
-    real = kernels._viterbi_listed
-    monkeypatch.setattr(kernels, "_viterbi_listed",
-                        lambda seqs, *a: calls.append(seqs.size) or real(seqs, *a))
+    calls = _spy(monkeypatch, "_viterbi_listed", sizes=True)
     rng = np.random.default_rng(n)
     X, weights = _problem(rng, 5, rng.integers(1, 30, size=n))
     labels, scores = inference.viterbi(Sequences.from_list(X).kernel_arrays(), weights)
@@ -219,12 +230,7 @@ def test_padded_lane_batches_decode_only_their_sequences(n, monkeypatch):
 
 
 def test_only_sequences_too_long_for_the_lanes_run_alone(monkeypatch):
-    from skcrf._kernels import inference as kernels
-
-    calls = []
-    real = kernels._viterbi_listed
-    monkeypatch.setattr(kernels, "_viterbi_listed",
-                        lambda seqs, *a: calls.append(list(seqs)) or real(seqs, *a))
+    calls = _spy(monkeypatch, "_viterbi_listed")
     rng = np.random.default_rng(1)
     lengths = [5, _VITERBI_LANE_MAX_T + 1, 0, 7, _VITERBI_LANE_MAX_T + 9, 3]
     X, weights = _problem(rng, 4, lengths)
@@ -240,12 +246,7 @@ def test_only_sequences_too_long_for_the_lanes_run_alone(monkeypatch):
 def test_marginals_in_lanes_match_enumeration(n_threads, L, monkeypatch):
     # ragged lengths, empty sequences, padded last batches, a constrained
     # model: every sequence in lanes, none left to _marginals_listed
-    from skcrf._kernels import inference as kernels
-
-    calls = []
-    real = kernels._marginals_listed
-    monkeypatch.setattr(kernels, "_marginals_listed",
-                        lambda seqs, *a: calls.append(seqs.size) or real(seqs, *a))
+    calls = _spy(monkeypatch, "_marginals_listed", sizes=True)
     rng = np.random.default_rng(L)
     lengths = np.concatenate([rng.integers(1, 5, size=21), [0, 0, 1]])
     X, weights = _problem(rng, L, lengths, n_features=5, constrained=True)
@@ -264,12 +265,7 @@ def test_marginals_in_lanes_match_enumeration(n_threads, L, monkeypatch):
 
 
 def test_marginals_of_sequences_too_long_for_the_lanes_run_alone(monkeypatch):
-    from skcrf._kernels import inference as kernels
-
-    calls = []
-    real = kernels._marginals_listed
-    monkeypatch.setattr(kernels, "_marginals_listed",
-                        lambda seqs, *a: calls.append(list(seqs)) or real(seqs, *a))
+    calls = _spy(monkeypatch, "_marginals_listed")
     rng = np.random.default_rng(3)
     lengths = [4, _VITERBI_LANE_MAX_T + 2, 3, 0, 5]
     X, weights = _problem(rng, 3, lengths)
