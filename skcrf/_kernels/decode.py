@@ -10,16 +10,9 @@ from numba import njit, prange
 
 from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
-from .forward_backward import _LN2, _TINY, _listed_buffers, _max_length, _posteriors, _shift_total
-from .lane_forward_backward import (
-    _lane_backward,
-    _lane_batch,
-    _lane_buffers,
-    _lane_emissions,
-    _lane_forward,
-    _reachable,
-)
-from .lanes import N_LANES, vadd, vhmax, vhmin, vlane, vload, vmax, vsplat, vstore
+from .forward_backward import _listed_buffers, _max_length, _posteriors
+from .lane_forward_backward import _lane_buffers, _lane_scaled_posteriors, _reachable
+from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
 
 
 @njit(inline="always", **_JIT)
@@ -77,10 +70,9 @@ def _viterbi_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start
 _VITERBI_LANE_MAX_T = 2048
 
 
-# (lane_forward_backward._lane_take with a length cap, kept apart so that the
-# objective's kernel does not change for the decoding's sake: with a cap argument
-# added to _lane_take, paired A/Bs of CoNLL-2002 evaluations gave 1.05-1.10, not
-# clearly apart from the 0.95 that two identical copies gave the same hour)
+# (lane_forward_backward._lane_take with a length cap: a copy, so that the
+# objective's kernel, whose speed is measured and tuned, does not change for the
+# decoding's sake; benchmarks/results/cold_first_use_1207.txt has the A/B)
 @njit(inline="always", **_JIT)
 def _viterbi_take(i, hi, order, offsets, seqs, best_out):
     """The next batch from position ``i`` of ``order`` (up to ``hi``): up to
@@ -293,30 +285,19 @@ def _marginals_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, sta
     alpha8, beta8, lengths = lb[1], lb[2], lb[8]
     ones = np.ones(offsets.size - 1)      # (the lanes' sequence weights)
     seqs = np.empty(N_LANES, dtype=np.int64)
-    work = np.empty(N_LANES)
+    NL = N_LANES
     i = lo
     while i < hi:
         n, i = _viterbi_take(i, hi, order, offsets, seqs, logz_out)
         if n == 0:
             continue
-        T = _lane_batch(seqs, offsets, reach, lb, L)
-        maxima = _lane_emissions(seqs, indptr, indices, data, offsets, ones, W, lb, T, L)
-        lowest, s_low, s_high, mant, expo, s = _lane_forward(expA, exp_start, exp_end, lb,
-                                                             T, L)
-        # (every scale a positive normal number, and the end sum: see _lane_posteriors)
-        ok = vhmin(lowest) >= _TINY and vhmin(s_low) >= _TINY and vhmax(s_high) < np.inf
-        for b in range(N_LANES):
-            work[b] = (vlane(maxima, b) + np.log(vlane(mant, b)) + vlane(expo, b) * _LN2
-                       + np.log(vlane(s, b)) + _shift_total(shifts, lengths[b]))
-            ok = ok and work[b] > -np.inf and work[b] < np.inf
-        if not ok:
+        T = _lane_scaled_posteriors(seqs, n, indptr, indices, data, offsets, ones, W, expA,
+                                    exp_start, exp_end, shifts, reach, lb, logz_out)
+        if T == 0:
             for b in range(n):
                 logz_out[seqs[b]] = np.nan
             continue
-        _lane_backward(expA, exp_end, s, lb, T, L)
-        NL = N_LANES
         for b in range(n):
-            logz_out[seqs[b]] = work[b]
             t0, Tb = offsets[seqs[b]], lengths[b]
             d = T - Tb
             for t in range(Tb):

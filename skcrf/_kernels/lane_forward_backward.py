@@ -122,41 +122,51 @@ def _reachable(expA, exp_start, maxT):
     return reach, settled
 
 
-# (inlined into its callers in Numba's IR, as is _lane_setup: compiled once, as
-# part of the objective, rather than on its own and then again, linked into
-# it, by LLVM)
+# (both inlined in Numba's IR, as is _lane_setup: compiled once, inside the
+# objective or the marginals, not also on their own and linked in by LLVM)
 @njit(inline="always", **_JIT)
 def _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA, exp_start,
                      exp_end, shifts, reach, lb, gA8, gS, gE, logz_out):
-    """Forward-backward of the ``N_LANES`` non-empty sequences ``seqs`` side
-    by side, one per lane: the same arithmetic as :func:`_forward_backward`
-    on each (scaled recursion, expected transition counts on the way back),
-    on lane vectors laid out (t, label, lane). Only the first ``n`` lanes
-    count: the others (a chunk's last few sequences, padded with copies,
+    """:func:`_lane_scaled_posteriors` of a batch, then its weighted pair sums
+    (expected transition counts but for the factor ``expA[i, j]``,
+    :func:`_lane_pair_counts`) added to the lane array ``gA8`` ((i, j, lane),
+    summed over lanes and multiplied by ``expA`` by :func:`_add_lane_pairs`)
+    and its start / end marginals to ``gS`` / ``gE``; ``weight * P(y_t = j)``
+    left in ``alpha8`` (``lb[1]``, read with :func:`_lane_marginals`). False
+    when the scaled recursion gave up (the caller then runs the batch through
+    :func:`_posteriors`, or leaves it to ``objective._deferred_terms``)."""
+    T = _lane_scaled_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA,
+                                exp_start, exp_end, shifts, reach, lb, logz_out)
+    if T:
+        w = vload(lb[5], 0)   # (L from expA: W's rows may be padded)
+        lane_pair_counts(W, lb[1], lb[0], w, T, expA.shape[0], gA8)
+        _lane_node_marginals(w, lb, T, expA.shape[0], gS, gE)
+    return T > 0
+
+
+@njit(inline="always", **_JIT)
+def _lane_scaled_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA,
+                            exp_start, exp_end, shifts, reach, lb, logz_out):
+    """Scaled forward-backward of the ``N_LANES`` non-empty sequences ``seqs``
+    side by side, one per lane: the same arithmetic as :func:`_forward_backward`
+    on each, on lane vectors laid out (t, label, lane). Only the first ``n``
+    lanes count: the others (a chunk's last few sequences, padded with copies,
     :func:`_lane_take`) run with weight 0 and write no log Z.
 
     The lanes share their last position: a sequence of length T_b occupies
-    positions ``d_b = T - T_b .. T - 1`` of its lane, T the longest of the
-    batch. Its recursion starts at ``d_b`` (the start weights are selected
-    there); the padding before it has emission scores 0, is excluded from
-    the underflow test, and is cleared (forward values and exp-emissions 0,
-    scale 1) before the backward pass, so that it adds nothing to the
-    expected counts and its backward values stay 0 however long it is.
-    ``reach`` is what :func:`_reachable` returns for the longest sequence of
-    the chunk, ``lb`` what :func:`_lane_buffers` returns.
+    positions ``d_b = T - T_b .. T - 1`` of its lane (T the batch's longest)
+    and its recursion starts at ``d_b`` (start weights selected there); the
+    padding before it has emission scores 0, is excluded from the underflow
+    test, and is cleared (forward values, exp-emissions 0, scale 1) before the
+    backward pass: it adds nothing to the expected counts, its backward
+    values stay 0. ``reach``: :func:`_reachable` of the chunk's longest
+    sequence; ``lb``: :func:`_lane_buffers`.
 
-    Returns False, having changed nothing but the work arrays, when any of
-    the sequences needs the underflow-safe path (the caller then runs them
-    one by one through :func:`_posteriors`, or leaves them to
-    :func:`skcrf._kernels.objective._deferred_terms`). Otherwise writes each
-    sequence's log Z to ``logz_out``, adds its weighted pair sums (its
-    expected transition counts but for the factor ``expA[i, j]``,
-    :func:`_lane_pair_counts`) to the lane array ``gA8`` ((i, j, lane), summed
-    over lanes and multiplied by ``expA`` by the caller, :func:`_add_lane_pairs`)
-    and its start / end marginals to ``gS`` / ``gE``, and
-    leaves ``weight * P(y_t = j)`` in ``alpha8`` (``lb[1]``, read with
-    :func:`_lane_marginals`).
-    """
+    Returns 0 when a sequence needs the underflow-safe path (an underflow, an
+    empty path set or an overflow); otherwise T, each counted sequence's log Z
+    written to ``logz_out``, the forward and backward values left in
+    ``alpha8`` / ``beta8`` (their product is ``P(y_t = j)``) and ``U8`` as
+    :func:`_lane_backward` leaves it."""
     U8, alpha8, beta8, scale8, work8, w8, check8, first8, lengths = lb
     L = expA.shape[0]   # (W's rows may be padded)
     T = _lane_batch(seqs, offsets, reach, lb, L)
@@ -164,23 +174,19 @@ def _lane_posteriors(seqs, n, indptr, indices, data, offsets, weights, W, expA, 
     for b in range(n, N_LANES):
         w8[b] = 0.0
     lowest, s_low, s_high, mant, expo, s = _lane_forward(expA, exp_start, exp_end, lb, T, L)
-    # log Z per lane; any underflow, empty path set or overflow: give up
     # (every scale is a positive normal number, and so is the end sum)
     if not (vhmin(lowest) >= _TINY and vhmin(s_low) >= _TINY and vhmax(s_high) < np.inf):
-        return False
+        return 0
     for b in range(N_LANES):
         lz = (vlane(maxima, b) + np.log(vlane(mant, b)) + vlane(expo, b) * _LN2
               + np.log(vlane(s, b)) + _shift_total(shifts, lengths[b]))
         if not (lz > -np.inf and lz < np.inf):
-            return False
+            return 0
         work8[b] = lz
     for b in range(n):
         logz_out[seqs[b]] = work8[b]
     _lane_backward(expA, exp_end, s, lb, T, L)
-    w = vload(w8, 0)
-    lane_pair_counts(W, alpha8, U8, w, T, L, gA8)
-    _lane_node_marginals(w, lb, T, L, gS, gE)
-    return True
+    return T
 
 
 @njit(**_JIT)

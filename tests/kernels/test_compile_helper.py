@@ -166,6 +166,9 @@ def cold(monkeypatch, no_helpers):
     monkeypatch.setattr(compile_helper, "cache_is_cold", lambda: True)
 
 
+# Elsewhere start() never forks (macOS's system libraries do not survive a fork
+# without exec; Windows has none): a helper is a new interpreter there, which the
+# tests above and test_no_fork_while_a_thread_runs cover on every platform.
 needs_fork = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="helpers are forked on Linux only")
 
