@@ -12,7 +12,7 @@ from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
 from .forward_backward import _listed_buffers, _max_length, _posteriors
 from .lane_forward_backward import _lane_buffers, _lane_scaled_posteriors, _reachable
-from .lanes import N_LANES, vadd, vload, vmax, vsplat, vstore
+from .lanes import N_LANES, vadd, vlane, vless, vload, vmax, vselect, vsplat, vstore, vtake
 
 
 @njit(inline="always", **_JIT)
@@ -187,42 +187,45 @@ def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out):
     """The labels of the best paths of the first ``n`` lanes of
     :func:`_lane_viterbi` (best scores ``S8``, laid out (t, label, lane);
     lane b holds positions 0..T_b - 1) into ``out``, their scores into
-    ``best_out``: what :func:`_best_path` does for one lane, for the lanes
-    together.
+    ``best_out``: what :func:`_best_path` does for one lane, for the eight
+    lanes at once.
 
     One lane's way back is a chain of dependent steps (each step's argmax
-    over the previous labels needs the label the step before chose), L
-    compare-and-selects long: alone, it runs at the latency of that chain.
-    Interleaved step by step, the eight lanes' chains are independent work
-    that the processor overlaps. Each lane's current label is read back from
-    ``out``, where the step before wrote it. Same comparisons in the same
-    order as :func:`_best_path` (first maximum on ties): the same paths.
-    The step is written out on the flat ``S8`` rather than shared with
-    :func:`_best_path` through a helper on a 2-D score matrix: that would
-    make a lane's view for every step of this innermost loop."""
+    over the previous labels needs the label the step before chose); done a
+    lane at a time, its compare-and-branch on scores mispredicts often. Here
+    each step is one vector argmax over the previous labels for all lanes:
+    the lanes' current labels ``arg`` (as floats) pick their transition
+    weights ``A[i, arg]`` (:func:`vtake`), and a running maximum with its
+    label is kept by compare and select, no branch. A lane whose sequence
+    ends before t keeps its last label until its own last step. Same
+    comparisons in the same order as :func:`_best_path` (``v > best``, first
+    maximum on ties): the same paths."""
     L = A.shape[0]
     NL = N_LANES
     S3 = S8[:T * L * NL].reshape((T, L, NL))
-    for b in range(n):
+    Af = A.reshape(-1)
+    lane = np.empty(2 * NL)            # the lanes' lengths, then their last labels
+    for b in range(NL):
         t0 = offsets[seqs[b]]
         Tb = offsets[seqs[b] + 1] - t0
         best, arg = _last_label(S3[:, :, b], end, Tb)
-        best_out[seqs[b]] = best
-        out[t0 + Tb - 1] = arg
+        lane[b], lane[NL + b] = Tb, arg
+        if b < n:
+            best_out[seqs[b]] = best
+            out[t0 + Tb - 1] = arg
+    lengths, arg = vload(lane, 0), vload(lane, NL)
     for t in range(T - 1, 0, -1):
         p0 = (t - 1) * L * NL
+        best, prev = vsplat(-np.inf), vsplat(0.0)
+        for i in range(L):
+            v = vadd(vload(S8, p0 + i * NL), vtake(Af, i * L, arg))
+            up = vless(best, v)
+            best, prev = vselect(up, v, best), vselect(up, vsplat(i), prev)
+        # (lanes whose sequence reaches t take the step)
+        arg = vselect(vless(vsplat(t), lengths), prev, arg)
         for b in range(n):
-            t0 = offsets[seqs[b]]
-            if t < offsets[seqs[b] + 1] - t0:
-                arg = out[t0 + t]
-                bv = -np.inf
-                prev = 0
-                for i in range(L):
-                    v = S8[p0 + i * NL + b] + A[i, arg]
-                    if v > bv:
-                        bv = v
-                        prev = i
-                out[t0 + t - 1] = prev
+            if t < lane[b]:
+                out[offsets[seqs[b]] + t - 1] = int(vlane(prev, b))
 
 
 @njit(**_JIT)

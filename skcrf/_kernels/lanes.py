@@ -32,7 +32,8 @@ from .intrinsics import _EXP_MIN, _LN2_HI, _LN2_LO, _LOG2E
 
 __all__ = ["N_LANES", "lanes", "vload", "vstore", "vsplat", "vadd", "vsub", "vmul",
            "vdiv", "vfma", "vmax", "vmin", "vselect", "vsum", "vhmin", "vhmax", "vlane",
-           "vexponent", "vmantissa", "vfloor", "vpow2", "vless", "vexp_nonpositive", "N_QUAD",
+           "vexponent", "vmantissa", "vfloor", "vpow2", "vless", "vtake", "vexp_nonpositive",
+           "N_QUAD",
            "quad", "qload", "qstore", "qsplat", "qzero", "qadd", "qfma", "qmake", "qget",
            "row_width"]
 
@@ -292,6 +293,30 @@ def vlane(typingctx, v, k):
         return builder.extract_element(args[0], k)
 
     return types.float64(v, k), codegen
+
+
+@intrinsic
+def vtake(typingctx, a, base, idx):
+    """Lane ``k`` = ``a[base + int(idx[k])]``: a gather from a flat float64
+    array, the offsets integer values held as floats (labels). Not
+    bounds-checked: the caller guarantees every offset is inside ``a``.
+
+    Eight scalar loads into the vector (no ``llvm.masked.gather``, whose
+    signature differs between the LLVM versions Numba ships with)."""
+    if not (_is_flat_f64(a) and isinstance(base, types.Integer) and idx == lanes):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        base = context.cast(builder, args[1], sig.args[1], types.int64)
+        offsets = builder.fptosi(args[2], _I64V)
+        v = ir.Constant(_VEC, ir.Undefined)
+        for k in range(N_LANES):
+            p = builder.gep(data, [builder.add(base, builder.extract_element(offsets, _I32(k)))])
+            v = builder.insert_element(v, builder.load(p, align=8), _I32(k))
+        return v
+
+    return lanes(a, base, idx), codegen
 
 
 # --------------------------------------------------------------------------

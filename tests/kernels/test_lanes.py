@@ -34,6 +34,7 @@ from skcrf._kernels.lanes import (
     vstore,
     vsub,
     vsum,
+    vtake,
 )
 from skcrf._training.layout import ParameterLayout
 from skcrf._training.loss import CRFLoss
@@ -68,6 +69,20 @@ def test_lane_operations_match_numpy():
         b = a.copy()
         b[N_LANES + k] = np.nan
         assert np.isnan(_lane_ops(b, out)[1]) and np.isnan(_lane_ops(b, out)[3])
+
+
+@njit(cache=False)
+def _take(a, base, idx, out):
+    vstore(out, 0, vtake(a, base, vload(idx, 0)))
+
+
+def test_vtake_gathers_each_lane_from_its_own_offset():
+    a = np.random.default_rng(1).normal(size=40)
+    idx = np.array([0.0, 7.0, 3.0, 3.0, 29.0, 1.0, 12.0, 0.0])
+    out = np.empty(N_LANES)
+    for base in (0, 5, 10):
+        _take(a, base, idx, out)
+        np.testing.assert_array_equal(out, a[base + idx.astype(int)])
 
 
 def _kernel_problem(rng, L, T, forbid, ragged):
