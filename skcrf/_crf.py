@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
-from ._arrays import Weights, sequence_of
+from ._arrays import Weights, sequence_of, split_labels
 from ._compile_notice import compile_notice
 from ._constraints import check_labels_allowed, constraint_masks
 from ._inspection import top_state_features, transition_table
@@ -443,9 +443,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         """
         check_is_fitted(self)
         arrays = self._arrays(X)
-        # an object array's take shares the label objects (no new str per token)
-        labels = self.classes_.astype(object)[self._predict_indices(arrays)]
-        return _split(labels.tolist(), arrays.offsets)
+        return split_labels(self.classes_, self._predict_indices(arrays), arrays.offsets)
 
     def _predict_indices(self, arrays):
         return inference.predict_indices(arrays, self._weights(), self.decoding,

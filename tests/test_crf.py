@@ -314,3 +314,22 @@ def test_fit_with_constraints_that_allow_no_one_token_path():
     assert crf.predict(X) == [["B", "E"]]
     with pytest.raises(ValueError, match="no label sequence of length 1"):
         crf.predict([np.eye(2)[[0]]])
+
+
+@pytest.mark.parametrize("gc_enabled", [True, False])
+def test_split_labels_cuts_per_sequence_and_leaves_the_collector_as_it_was(gc_enabled):
+    import gc
+
+    from skcrf._arrays import split_labels
+
+    classes = np.array(["B", "I", "O"])
+    offsets = np.array([0, 2, 2, 5])          # an empty sequence in the middle
+    was = gc.isenabled()
+    (gc.enable if gc_enabled else gc.disable)()
+    try:
+        got = split_labels(classes, np.array([2, 0, 1, 1, 2]), offsets)
+        assert gc.isenabled() == gc_enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert got == [["O", "B"], [], ["I", "I", "O"]]
+    assert all(type(s) is list and all(type(x) is str for x in s) for s in got)
