@@ -68,8 +68,11 @@ def _run(LinearChainCRF, SequenceDictVectorizer, segmenter):
     # many labels: Viterbi's pruned kernels (skcrf._kernels.decode_pruned),
     # and rows too wide for quads in the objective (two sequences: two chunks
     # on two threads, the threaded driver)
-    many = [str(k) for k in range(32)]
-    Xm, ym = [np.eye(32), np.eye(32)[:5]], [many, many[:5]]
+    from ._kernels.decode_pruned import PRUNE_MIN_LABELS
+
+    L = PRUNE_MIN_LABELS
+    many = [str(k) for k in range(L)]
+    Xm, ym = [np.eye(L), np.eye(L)[:5]], [many, many[:5]]
     for n_jobs in (1, 2):     # a fit loads the threaded decoding driver too
         LinearChainCRF(max_iter=3, n_jobs=n_jobs).fit(Xm, ym).predict(Xm)
     # a real model has thousands of parameters: on several threads, L-BFGS's

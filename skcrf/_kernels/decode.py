@@ -172,14 +172,73 @@ def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8,
     for j in range(L):
         vstore(S8, j * NL, vadd(vload(U8, j * NL), vsplat(start[j])))
     for t in range(1, T):
-        p0 = (t - 1) * L * NL
-        k0 = t * L * NL
-        for j in range(L):
-            best = vsplat(-np.inf)
-            for i in range(L):
-                best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
-            vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
+        j = 0
+        while j + 8 <= L:
+            _lane_max_block8(S8, U8, A, t, j, L)
+            j += 8
+        if j + 4 <= L:
+            _lane_max_block4(S8, U8, A, t, j, L)
+            j += 4
+        while j < L:
+            _lane_max_block1(S8, U8, A, t, j, L)
+            j += 1
     _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out)
+
+
+# The forward step of the lanes, a block of labels j at a time. Each label's
+# best score is a running maximum over the previous labels i, a chain of L
+# dependent vmax (each waits for the one before): label by label, with many
+# labels, the processor runs out of independent work and waits on that chain.
+# Eight labels' chains side by side share each previous score's load and run
+# interleaved. Each chain is the same maximum in the same order: the same bits.
+@njit(inline="always", **_JIT)
+def _lane_max_block8(S8, U8, A, t, j, L):
+    """S8's lanes for labels j..j+7 at t: the best previous score through
+    each plus its emission (U8)."""
+    NL = N_LANES
+    p0, k0 = (t - 1) * L * NL, t * L * NL
+    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = vsplat(-np.inf)
+    for i in range(L):
+        s = vload(S8, p0 + i * NL)
+        b0 = vmax(b0, vadd(s, vsplat(A[i, j])))
+        b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
+        b2 = vmax(b2, vadd(s, vsplat(A[i, j + 2])))
+        b3 = vmax(b3, vadd(s, vsplat(A[i, j + 3])))
+        b4 = vmax(b4, vadd(s, vsplat(A[i, j + 4])))
+        b5 = vmax(b5, vadd(s, vsplat(A[i, j + 5])))
+        b6 = vmax(b6, vadd(s, vsplat(A[i, j + 6])))
+        b7 = vmax(b7, vadd(s, vsplat(A[i, j + 7])))
+    for k, b in enumerate((b0, b1, b2, b3, b4, b5, b6, b7)):
+        o = k0 + (j + k) * NL
+        vstore(S8, o, vadd(b, vload(U8, o)))
+
+
+@njit(inline="always", **_JIT)
+def _lane_max_block4(S8, U8, A, t, j, L):
+    """:func:`_lane_max_block8` for labels j..j+3."""
+    NL = N_LANES
+    p0, k0 = (t - 1) * L * NL, t * L * NL
+    b0 = b1 = b2 = b3 = vsplat(-np.inf)
+    for i in range(L):
+        s = vload(S8, p0 + i * NL)
+        b0 = vmax(b0, vadd(s, vsplat(A[i, j])))
+        b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
+        b2 = vmax(b2, vadd(s, vsplat(A[i, j + 2])))
+        b3 = vmax(b3, vadd(s, vsplat(A[i, j + 3])))
+    for k, b in enumerate((b0, b1, b2, b3)):
+        o = k0 + (j + k) * NL
+        vstore(S8, o, vadd(b, vload(U8, o)))
+
+
+@njit(inline="always", **_JIT)
+def _lane_max_block1(S8, U8, A, t, j, L):
+    """:func:`_lane_max_block8` for label j alone."""
+    NL = N_LANES
+    p0, k0 = (t - 1) * L * NL, t * L * NL
+    best = vsplat(-np.inf)
+    for i in range(L):
+        best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
+    vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
 
 
 @njit(**_JIT)

@@ -21,8 +21,17 @@ from .forward_backward import _max_length
 from .lane_forward_backward import _lane_run
 from .lanes import N_LANES
 
-#: from this many labels on, Viterbi decodes with the pruned kernels
-PRUNE_MIN_LABELS = 32
+#: from this many labels on, Viterbi decodes with the pruned kernels. The
+#: lanes' step costs L^2 / 8 vector operations per token and the pruned one
+#: about (2 + K) L scalar ones (K: labels kept); with the lanes' step taking
+#: eight labels' chains at once, the pruned step is only ahead once L^2 / 8
+#: clearly outgrows (2 + K) L for the K of real taggers (two or three):
+#: from about 64 labels (benchmarks/results has the sweep).
+PRUNE_MIN_LABELS = 64
+
+#: a chunk goes on in lanes once its steps keep more than 1 / LANES_ABOVE of
+#: the labels on average (emissions that hardly separate them)
+LANES_ABOVE = 8
 
 
 @njit(**_JIT)
@@ -30,10 +39,11 @@ def _viterbi_pruned_chunk(c, bounds, order, indptr, indices, data, offsets, W, A
                           end, out, best_out):
     """:func:`skcrf._kernels.decode._viterbi_chunk` with the pruned step:
     each sequence of chunk ``c`` alone (:func:`_viterbi_one_pruned`), in
-    ``order``. A model and input whose steps keep more than a quarter of the
-    labels (emissions that hardly separate them), over the chunk's first 256
-    steps or more, decode the rest of the chunk in lanes, which then cost
-    less than the pruned step: the same bits either way."""
+    ``order``. A model and input whose steps keep more than 1 /
+    :data:`LANES_ABOVE` of the labels (emissions that hardly separate
+    them), over the chunk's first 256 steps or more, decode the rest of the
+    chunk in lanes, which then cost less than the pruned step: the same bits
+    either way."""
     lo, hi = bounds[c], bounds[c + 1]
     L = A.shape[0]
     maxT = _max_length(lo, hi, offsets)
@@ -56,7 +66,7 @@ def _viterbi_pruned_chunk(c, bounds, order, indptr, indices, data, offsets, W, A
                                             table, start, end, E, score, cands, out,
                                             best_out)
                 steps += max(offsets[order[k] + 1] - offsets[order[k]] - 1, 0)
-            if not lanes and steps >= 256 and 4 * kept > steps * L:
+            if not lanes and steps >= 256 and LANES_ABOVE * kept > steps * L:
                 lanes = True
                 n8 = max(min(maxT, _VITERBI_LANE_MAX_T), 1) * L * N_LANES
                 U8, S8 = np.empty(n8), np.empty(n8)

@@ -10,7 +10,7 @@ from skcrf import Sequences
 from skcrf import _inference as inference
 from skcrf._arrays import Weights
 from skcrf._kernels.decode import _VITERBI_LANE_MAX_T
-from skcrf._kernels.decode_pruned import PRUNE_MIN_LABELS
+from skcrf._kernels.decode_pruned import LANES_ABOVE, PRUNE_MIN_LABELS
 from tests.oracles import naive
 
 
@@ -94,9 +94,10 @@ def test_lanes_match_one_at_a_time_and_enumeration(seed, L, n_threads):
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("L", [5, 6, 7, 10])
+@pytest.mark.parametrize("L", [5, 6, 7, 10, 12, 15])
 def test_lanes_match_one_at_a_time_and_enumeration_at_more_labels(seed, L):
-    # as above beyond 4 labels (where a step's labels could be grouped):
+    # as above beyond 4 labels (the lanes' step takes labels in blocks of 8
+    # and 4, then one by one: 10 = 8 + 1 + 1, 12 = 8 + 4, 15 = 8 + 4 + 3):
     # ties (integer weights) and -inf transitions and starts, the same bits
     # as one sequence at a time and the best path of enumeration
     rng = np.random.default_rng(100 * L + seed)
@@ -131,7 +132,8 @@ def test_pruned_step_matches_enumeration(seed):
     # pruned step; ties (integer weights) and -inf transitions and starts
     L = PRUNE_MIN_LABELS + 1
     rng = np.random.default_rng(seed)
-    lengths = rng.integers(0, 4, size=10)
+    # (one sequence of three steps: L^3 paths to enumerate)
+    lengths = np.concatenate([rng.integers(0, 3, size=9), [3]])
     X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 4)
     arrays = Sequences.from_list(X).kernel_arrays()
     labels, scores = inference.viterbi(arrays, weights)
@@ -157,14 +159,15 @@ def test_pruned_and_lanes_agree_bit_for_bit(scale, n_threads):
     # strong emissions keep few labels (the pruned step throughout); weak ones
     # keep most, and the chunk goes on in lanes after its first steps: the
     # same labels and bits as one sequence at a time (pruned) either way
-    L = 40
+    L = PRUNE_MIN_LABELS + 6
     rng = np.random.default_rng(7)
     lengths = np.concatenate([rng.integers(1, 40, size=120), [0, 0]])
     X, weights = _problem(rng, L, lengths, n_features=30)
     W, A, start, end = weights
     weights = Weights.from_arrays(W * 3 * scale, A, start, end)
     kept = _kept_fraction(X, weights)
-    assert (kept < 0.25) if scale == 1.0 else (kept > 0.25)   # both regimes reached
+    switch = 1 / LANES_ABOVE
+    assert (kept < switch) if scale == 1.0 else (kept > switch)   # both regimes reached
     arrays = Sequences.from_list(X).kernel_arrays()
     labels, scores = inference.viterbi(arrays, weights, n_threads)
     want_labels, want_scores = _alone(X, weights)
@@ -177,7 +180,7 @@ def test_single_sequence_viterbi_refuses_a_table_of_another_shape():
     # the compiled kernel reads rows L and L + 1 of the table unchecked: a
     # plain A.T (the argument of before) must be refused, not read past its end
     rng = np.random.default_rng(0)
-    X, weights = _problem(rng, 40, [3])
+    X, weights = _problem(rng, PRUNE_MIN_LABELS + 1, [3])
     arrays = Sequences.from_list(X).kernel_arrays()
     with pytest.raises(ValueError, match="viterbi_table"):
         inference.viterbi_sequence(arrays, weights, np.ascontiguousarray(weights.A.T))
