@@ -173,10 +173,7 @@ def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8,
         vstore(S8, j * NL, vadd(vload(U8, j * NL), vsplat(start[j])))
     for t in range(1, T):
         j = 0
-        while j + 8 <= L:
-            _lane_max_block8(S8, U8, A, t, j, L)
-            j += 8
-        if j + 4 <= L:
+        while j + 4 <= L:
             _lane_max_block4(S8, U8, A, t, j, L)
             j += 4
         while j < L:
@@ -189,33 +186,13 @@ def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8,
 # best score is a running maximum over the previous labels i, a chain of L
 # dependent vmax (each waits for the one before): label by label, with many
 # labels, the processor runs out of independent work and waits on that chain.
-# Eight labels' chains side by side share each previous score's load and run
-# interleaved. Each chain is the same maximum in the same order: the same bits.
-@njit(inline="always", **_JIT)
-def _lane_max_block8(S8, U8, A, t, j, L):
-    """S8's lanes for labels j..j+7 at t: the best previous score through
-    each plus its emission (U8)."""
-    NL = N_LANES
-    p0, k0 = (t - 1) * L * NL, t * L * NL
-    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = vsplat(-np.inf)
-    for i in range(L):
-        s = vload(S8, p0 + i * NL)
-        b0 = vmax(b0, vadd(s, vsplat(A[i, j])))
-        b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
-        b2 = vmax(b2, vadd(s, vsplat(A[i, j + 2])))
-        b3 = vmax(b3, vadd(s, vsplat(A[i, j + 3])))
-        b4 = vmax(b4, vadd(s, vsplat(A[i, j + 4])))
-        b5 = vmax(b5, vadd(s, vsplat(A[i, j + 5])))
-        b6 = vmax(b6, vadd(s, vsplat(A[i, j + 6])))
-        b7 = vmax(b7, vadd(s, vsplat(A[i, j + 7])))
-    for k, b in enumerate((b0, b1, b2, b3, b4, b5, b6, b7)):
-        o = k0 + (j + k) * NL
-        vstore(S8, o, vadd(b, vload(U8, o)))
-
-
+# Four labels' chains side by side share each previous score's load and run
+# interleaved (eight gained little more here, and would not fit AVX2's 16
+# registers). Each chain is the same maximum in the same order: the same bits.
 @njit(inline="always", **_JIT)
 def _lane_max_block4(S8, U8, A, t, j, L):
-    """:func:`_lane_max_block8` for labels j..j+3."""
+    """S8's lanes for labels j..j+3 at t: the best previous score through
+    each plus its emission (U8)."""
     NL = N_LANES
     p0, k0 = (t - 1) * L * NL, t * L * NL
     b0 = b1 = b2 = b3 = vsplat(-np.inf)
@@ -232,7 +209,7 @@ def _lane_max_block4(S8, U8, A, t, j, L):
 
 @njit(inline="always", **_JIT)
 def _lane_max_block1(S8, U8, A, t, j, L):
-    """:func:`_lane_max_block8` for label j alone."""
+    """:func:`_lane_max_block4` for label j alone."""
     NL = N_LANES
     p0, k0 = (t - 1) * L * NL, t * L * NL
     best = vsplat(-np.inf)

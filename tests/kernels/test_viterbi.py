@@ -96,8 +96,8 @@ def test_lanes_match_one_at_a_time_and_enumeration(seed, L, n_threads):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("L", [5, 6, 7, 10, 12, 15])
 def test_lanes_match_one_at_a_time_and_enumeration_at_more_labels(seed, L):
-    # as above beyond 4 labels (the lanes' step takes labels in blocks of 8
-    # and 4, then one by one: 10 = 8 + 1 + 1, 12 = 8 + 4, 15 = 8 + 4 + 3):
+    # as above beyond 4 labels (the lanes' step takes labels in blocks of 4,
+    # then one by one: 10 = 4 + 4 + 1 + 1, 12 = 4 + 4 + 4, 15 = 4 + 4 + 4 + 3):
     # ties (integer weights) and -inf transitions and starts, the same bits
     # as one sequence at a time and the best path of enumeration
     rng = np.random.default_rng(100 * L + seed)
