@@ -80,8 +80,9 @@ def _stage_lanes(order, indptr, indices, data, offsets, weights, W, expA, es, ee
     reach = _lfb._reachable(expA, es, maxT)
     gA8, gS, gE = np.zeros(L * L * _lanes.N_LANES), np.zeros(L), np.zeros(L)
     for i in range(0, n - _lanes.N_LANES + 1, _lanes.N_LANES):
-        _lfb._lane_posteriors(order[i:i + _lanes.N_LANES], indptr, indices, data, offsets, weights,
-                           W, expA, es, ee, shifts, reach, lb, gA8, gS, gE, logz)
+        _lfb._lane_posteriors(order[i:i + _lanes.N_LANES], _lanes.N_LANES, indptr, indices,
+                              data, offsets, weights, W, expA, es, ee, shifts, reach, lb, gA8,
+                              gS, gE, logz)
 
 
 @njit(**_J)
@@ -197,6 +198,14 @@ def main():
     W = Wp
     expA, es, ee, shifts = exp_transitions(A, start, end)
     ip, ix, dt, off = loss.arrays
+    if loss.compact:
+        # (a compact objective's kernels read record offsets, not feature
+        # indices: the stages run the dense layout, on the same feature order)
+        rank = np.empty(F, dtype=np.int32)
+        rank[order] = np.arange(F, dtype=np.int32)
+        ix = rank[arrays.indices]
+        print("(the objective keeps this problem's state weights compact; the stages "
+              "below run the dense layout, the whole evaluation the compact one)")
     E, U, al, be = (np.empty((n, L)) for _ in range(4))
     sc, work = np.empty(n), np.empty(L)
     gW, gA = np.zeros((F, row_width(L))), np.zeros((L, L))
