@@ -19,19 +19,21 @@ from .decode import _VITERBI_LANE_MAX_T, _lane_viterbi, _last_label, _longest
 from .emissions import _emissions
 from .forward_backward import _max_length
 from .lane_forward_backward import _lane_run
-from .lanes import N_LANES
+from .lanes import N_LANES, vadd, vhmax, vload, vmax, vsplat, vstore
 
 #: from this many labels on, Viterbi decodes with the pruned kernels. The
 #: lanes' step costs L^2 / 8 vector operations per token and the pruned one
-#: about (2 + K) L scalar ones (K: labels kept); with the lanes' step taking
-#: eight labels' chains at once, the pruned step is only ahead once L^2 / 8
-#: clearly outgrows (2 + K) L for the K of real taggers (two or three):
-#: from about 64 labels (benchmarks/results has the sweep).
-PRUNE_MIN_LABELS = 64
+#: about (2 + K) L / 8 (K: labels kept), but one sequence at a time: each step
+#: waits for the one before (the floor, the labels kept, their row), where the
+#: lanes overlap eight sequences. Measured on real taggers (K of two or three),
+#: the two take about the same time from 17 to 42 labels and the pruned step
+#: is ahead at 59 (1.4x; benchmarks/results/predict_ab_1207.txt).
+PRUNE_MIN_LABELS = 32
 
 #: a chunk goes on in lanes once its steps keep more than 1 / LANES_ABOVE of
-#: the labels on average (emissions that hardly separate them)
-LANES_ABOVE = 8
+#: the labels on average (emissions that hardly separate them: at a quarter
+#: the two cost about the same)
+LANES_ABOVE = 4
 
 
 @njit(**_JIT)
@@ -101,12 +103,14 @@ def _viterbi_table(A):
 
 
 @njit(**_JIT)
-def _pruned_step(score, A, table, E, t, L, cands):
+def _pruned_step(sf, Af, rowmax, rowmin, Ef, t, L, cands):
     """Viterbi's forward step at t (as
     :func:`skcrf._kernels.decode._max_step`, the same values)
     over the previous labels that can win: their indices, in increasing
     order, go to ``cands[t, :K]`` and their count K to ``cands[t, L]``;
-    returns K.
+    returns K. ``sf``, ``Ef``: the score and emission matrices (rows of L)
+    flat; ``Af``: the transitions (L, L) flat; ``rowmax``, ``rowmin``: each
+    previous label's largest and smallest transition weight.
 
     Bound: with lo_i = score[t-1, i] + min_j A[i, j] and floor = max_i lo_i,
     a label i whose hi_i = score[t-1, i] + max_j A[i, j] is below floor
@@ -117,29 +121,49 @@ def _pruned_step(score, A, table, E, t, L, cands):
     the labels leave only a few in the running, so a step costs about
     (2 + K) L operations instead of L^2; when nothing can be dropped
     (all scores close, or -inf weights in every row: floor = -inf) it is
-    the full step plus two passes of L."""
-    rowmax, rowmin = table[L], table[L + 1]
-    floor = -np.inf
-    for i in range(L):
-        v = score[t - 1, i] + rowmin[i]
-        if v > floor:
-            floor = v
+    the full step plus two passes of L.
+
+    Every pass is vector work over labels, eight at a time, and the
+    candidates are collected without a branch (a branch on scores
+    mispredicts): the floor is a maximum, the same whatever the order its
+    terms are taken in (no score is NaN: the weights are finite or -inf);
+    each label j's maximum over the kept labels runs in their increasing
+    order, as the full step's, ``vmax`` keeping the earlier value on ties."""
+    p0, k0 = (t - 1) * L, t * L
+    NL = N_LANES
+    L8 = L - L % NL
+    acc = vsplat(-np.inf)
+    for i in range(0, L8, NL):
+        acc = vmax(acc, vadd(vload(sf, p0 + i), vload(rowmin, i)))
+    floor = vhmax(acc)
+    for i in range(L8, L):
+        floor = max(floor, sf[p0 + i] + rowmin[i])
     K = 0
     for i in range(L):
-        if score[t - 1, i] + rowmax[i] >= floor:
-            cands[t, K] = i
-            K += 1
-    for j in range(L):
-        score[t, j] = -np.inf
+        cands[t, K] = i
+        K += sf[p0 + i] + rowmax[i] >= floor
+    # (row t written and read as vectors: a vector load of values just stored
+    # one by one waits for the stores to retire, the store-to-load forwarding
+    # failing; so the row starts at -inf and gets its emissions as vectors too)
+    ninf = vsplat(-np.inf)
+    for j in range(0, L8, NL):
+        vstore(sf, k0 + j, ninf)
+    for j in range(L8, L):
+        sf[k0 + j] = -np.inf
     for k in range(K):
         i = cands[t, k]
-        p = score[t - 1, i]
-        for j in range(L):
-            v = p + A[i, j]
-            if v > score[t, j]:
-                score[t, j] = v
-    for j in range(L):
-        score[t, j] += E[t, j]
+        p = sf[p0 + i]
+        pv = vsplat(p)
+        for j in range(0, L8, NL):
+            vstore(sf, k0 + j, vmax(vload(sf, k0 + j), vadd(pv, vload(Af, i * L + j))))
+        for j in range(L8, L):
+            v = p + Af[i * L + j]
+            if v > sf[k0 + j]:
+                sf[k0 + j] = v
+    for j in range(0, L8, NL):
+        vstore(sf, k0 + j, vadd(vload(sf, k0 + j), vload(Ef, k0 + j)))
+    for j in range(L8, L):
+        sf[k0 + j] += Ef[k0 + j]
     cands[t, L] = K
     return K
 
@@ -162,8 +186,10 @@ def _viterbi_one_pruned(s, indptr, indices, data, offsets, W, A, table, start, e
     for j in range(L):
         score[0, j] = E[0, j] + start[j]
     kept = 0
+    sf, Ef, Af = score.reshape(-1), E.reshape(-1), A.reshape(-1)
+    rowmax, rowmin = table[L], table[L + 1]
     for t in range(1, T):
-        kept += _pruned_step(score, A, table, E, t, L, cands)
+        kept += _pruned_step(sf, Af, rowmax, rowmin, Ef, t, L, cands)
     best_out[s] = _best_path_pruned(score, A, end, T, t0, out, cands)
     return kept
 
