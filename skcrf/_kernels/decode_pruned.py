@@ -26,9 +26,9 @@ from .lanes import N_LANES, vadd, vhmax, vload, vmax, vsplat, vstore
 #: about (2 + K) L / 8 (K: labels kept), but one sequence at a time: each step
 #: waits for the one before (the floor, the labels kept, their row), where the
 #: lanes overlap eight sequences. Measured on real taggers (K of two or three),
-#: the two take about the same time from 17 to 42 labels and the pruned step
-#: is ahead at 59 (1.4x; benchmarks/results/predict_ab_1207.txt).
-PRUNE_MIN_LABELS = 32
+#: the lanes are as fast at 17 labels and 1.08x faster at 42, the pruned step
+#: 1.3x faster at 59 (benchmarks/results/predict_ab_1207.txt).
+PRUNE_MIN_LABELS = 48
 
 #: a chunk goes on in lanes once its steps keep more than 1 / LANES_ABOVE of
 #: the labels on average (emissions that hardly separate them: at a quarter
