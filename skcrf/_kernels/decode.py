@@ -202,9 +202,11 @@ def _lane_max_block4(S8, U8, A, t, j, L):
         b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
         b2 = vmax(b2, vadd(s, vsplat(A[i, j + 2])))
         b3 = vmax(b3, vadd(s, vsplat(A[i, j + 3])))
-    for k, b in enumerate((b0, b1, b2, b3)):
-        o = k0 + (j + k) * NL
-        vstore(S8, o, vadd(b, vload(U8, o)))
+    o = k0 + j * NL
+    vstore(S8, o, vadd(b0, vload(U8, o)))
+    vstore(S8, o + NL, vadd(b1, vload(U8, o + NL)))
+    vstore(S8, o + 2 * NL, vadd(b2, vload(U8, o + 2 * NL)))
+    vstore(S8, o + 3 * NL, vadd(b3, vload(U8, o + 3 * NL)))
 
 
 @njit(inline="always", **_JIT)
@@ -261,7 +263,8 @@ def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out):
         arg = vselect(vless(vsplat(t), lengths), prev, arg)
         for b in range(n):
             if t < lane[b]:
-                out[offsets[seqs[b]] + t - 1] = int(vlane(prev, b))
+                # (a label held as a float: the int64 array's store converts it)
+                out[offsets[seqs[b]] + t - 1] = vlane(prev, b)
 
 
 @njit(**_JIT)
