@@ -169,8 +169,13 @@ def cold(monkeypatch, no_helpers):
 # Elsewhere start() never forks (macOS's system libraries do not survive a fork
 # without exec; Windows has none): a helper is a new interpreter there, which the
 # tests above and test_no_fork_while_a_thread_runs cover on every platform.
-needs_fork = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="helpers are forked on Linux only")
+_linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="helpers are forked on Linux only")
+
+
+def needs_fork(test):
+    # (marked "forks": run before any test starts Numba's threads, tests/conftest.py)
+    return pytest.mark.forks(_linux_only(test))
 
 
 @needs_fork
