@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
-from ._arrays import Weights, sequence_of, split_labels
+from ._arrays import Weights, sequence_of, split_at, split_labels
 from ._compile_notice import compile_notice
 from ._constraints import check_labels_allowed, constraint_masks
 from ._inspection import top_state_features, transition_table
@@ -460,7 +460,7 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         check_is_fitted(self)
         arrays = self._arrays(X)
         P, _ = inference.marginals(arrays, self._weights(), self._n_threads())
-        return _split(P, arrays.offsets)
+        return split_at(P, arrays.offsets)
 
     def predict_topk(self, X, k=5):
         """The k most probable label sequences of each input (exact n-best).
@@ -590,9 +590,3 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.single_output = False
         return tags
-
-
-def _split(flat, offsets):
-    """Per-sequence pieces of a per-token list or array."""
-    bounds = offsets.tolist()
-    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]

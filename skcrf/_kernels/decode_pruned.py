@@ -25,9 +25,9 @@ from .lanes import N_LANES, vadd, vhmax, vload, vmax, vsplat, vstore
 #: lanes' step costs L^2 / 8 vector operations per token and the pruned one
 #: about (2 + K) L / 8 (K: labels kept), but one sequence at a time: each step
 #: waits for the one before (the floor, the labels kept, their row), where the
-#: lanes overlap eight sequences. Measured on real taggers (K of two or three),
-#: the lanes are as fast at 17 labels and 1.08x faster at 42, the pruned step
-#: 1.3x faster at 59 (benchmarks/results/predict_ab_1207.txt).
+#: lanes overlap eight sequences. On real taggers (K of two or three) the
+#: pruned step overtakes the lanes between 42 and 59 labels (the A/Bs are in
+#: benchmarks/results/predict_ab_1207.txt).
 PRUNE_MIN_LABELS = 48
 
 #: a chunk goes on in lanes once its steps keep more than 1 / LANES_ABOVE of
