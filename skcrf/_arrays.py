@@ -9,13 +9,53 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ONE", "all_ones", "KernelArrays", "Weights", "boundary_masks", "sequence_of",
-           "token_positions", "raise_if_no_path"]
+__all__ = ["ONE", "all_ones", "aligned_zeros", "aligned_copy", "aligned_rows", "KernelArrays",
+           "Weights", "boundary_masks", "sequence_of", "token_positions", "raise_if_no_path"]
 
 #: the ``data`` of binary features: one value, 1.0, for every non-zero
 #: (left writeable: Numba compiles read-only arrays as another type; nothing
 #: writes it)
 ONE = np.ones(1)
+
+
+#: bytes of a cache line, and of the widest vector the kernels load (8 float64)
+LINE_BYTES = 64
+
+
+def aligned_zeros(shape, dtype=np.float64):
+    """``np.zeros(shape, dtype)`` whose data start on a cache line (64 bytes).
+
+    NumPy guarantees 16 bytes only, and where a large array starts within
+    its first line depends on the allocator's history. The weight rows that
+    the sparse passes read and add to are a few cache lines each: starting
+    16 or 48 bytes into a line, a row of 16 float64 spans three lines
+    instead of two, and every vector of it straddles two, which made an
+    evaluation markedly slower (benchmarks/results/alignment_ab.txt), by
+    chance of the allocation."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.zeros(nbytes + LINE_BYTES, dtype=np.uint8)
+    start = -buf.ctypes.data % LINE_BYTES
+    return buf[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_copy(a):
+    """A C-contiguous copy of ``a`` starting on a cache line
+    (:func:`aligned_zeros`): e.g. a loaded model's state weights, which
+    the decoding kernels read row by row."""
+    out = aligned_zeros(np.shape(a), np.asarray(a).dtype)
+    out[...] = a
+    return out
+
+
+def aligned_rows(rows, width, itemsize=8):
+    """``rows`` rounded up so that ``rows * width`` items of ``itemsize``
+    bytes fill whole cache lines: a stack of such matrices (one per thread)
+    has every matrix start on a line, as :func:`aligned_zeros` does the first."""
+    per_line = LINE_BYTES // itemsize
+    step = per_line // np.gcd(int(width), per_line)
+    return int(-(-int(rows) // step) * step)
 
 
 def all_ones(data, slice_size=2**20):

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
-from ._arrays import Weights, sequence_of, split_at, split_labels
+from ._arrays import Weights, aligned_copy, sequence_of, split_at, split_labels
 from ._compile_notice import compile_notice
 from ._constraints import check_labels_allowed, constraint_masks
 from ._inspection import top_state_features, transition_table
@@ -579,7 +579,11 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     def __setstate__(self, state):
         if state.pop("_coef_is_sparse", False):
-            state["coef_"] = np.ascontiguousarray(state["coef_"].toarray()).T
+            state["coef_"] = aligned_copy(state["coef_"].toarray()).T
+        elif isinstance(state.get("coef_"), np.ndarray) and state["coef_"].ndim == 2:
+            # feature-major again and on a cache line, as a fit leaves it
+            # (unpickled, it starts wherever the allocator put it)
+            state["coef_"] = aligned_copy(state["coef_"].T).T
         super().__setstate__(state)
 
     def __sklearn_tags__(self):

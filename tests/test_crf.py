@@ -333,3 +333,48 @@ def test_split_labels_cuts_per_sequence_and_leaves_the_collector_as_it_was(gc_en
         (gc.enable if was else gc.disable)()
     assert got == [["O", "B"], [], ["I", "I", "O"]]
     assert all(type(s) is list and all(type(x) is str for x in s) for s in got)
+
+
+@pytest.mark.parametrize("shape, dtype", [((5,), np.float64), ((3, 7, 17), np.float64),
+                                          (10, np.int32), ((0, 4), np.float64)])
+def test_aligned_zeros_start_on_a_cache_line(shape, dtype):
+    from skcrf._arrays import aligned_copy, aligned_zeros
+
+    for _ in range(4):    # (whatever the allocator hands out)
+        a = aligned_zeros(shape, dtype)
+        # (an empty array's data pointer is not looked at)
+        assert (a.ctypes.data % 64 == 0 or a.size == 0) and a.flags.c_contiguous
+        assert a.dtype == dtype
+        assert a.shape == np.zeros(shape).shape and not a.any()
+    b = np.arange(np.prod(np.shape(a)), dtype=dtype).reshape(np.shape(a))
+    c = aligned_copy(b[..., ::-1] if b.ndim > 1 else b)
+    assert (c.ctypes.data % 64 == 0 or c.size == 0) and c.flags.c_contiguous
+    np.testing.assert_array_equal(c, b[..., ::-1] if b.ndim > 1 else b)
+
+
+def test_aligned_rows_fill_whole_cache_lines():
+    from skcrf._arrays import aligned_rows
+
+    for width in (1, 4, 9, 12, 16, 17, 42):
+        for rows in (0, 1, 7, 13, 100):
+            r = aligned_rows(rows, width)
+            assert rows <= r < rows + 8 and (r * width * 8) % 64 == 0
+
+
+@pytest.mark.parametrize("sparse_coef", [False, True])
+def test_fitted_and_unpickled_weights_start_on_a_cache_line(sparse_coef):
+    import pickle
+
+    rng = np.random.default_rng(0)
+    X = [rng.random((4, 6)) for _ in range(6)]
+    if sparse_coef:     # one-hot features: most weights no parameter, stored sparse
+        X = [np.eye(40)[rng.integers(0, 40, 4)] for _ in range(6)]
+    y = [list(rng.choice(list("abc"), 4)) for _ in range(6)]
+    crf = LinearChainCRF(max_iter=5).fit(X, y)
+    state = crf.__getstate__()
+    assert state.get("_coef_is_sparse", False) == sparse_coef
+    for model in (crf, pickle.loads(pickle.dumps(crf))):
+        W = model.coef_.T
+        assert W.flags.c_contiguous and W.ctypes.data % 64 == 0
+        np.testing.assert_array_equal(model.coef_, crf.coef_)
+        assert model.predict(X) == crf.predict(X)

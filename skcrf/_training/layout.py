@@ -11,7 +11,7 @@ empirical feature counts of a shard in the layout's order.
 
 import numpy as np
 
-from .._arrays import boundary_masks
+from .._arrays import aligned_zeros, boundary_masks
 from .._kernels.pair_counts import _mask_keys, _mask_row_sizes, _pair_counts, _seen_label_masks
 from .._kernels.vector import _scatter_chunk
 
@@ -152,7 +152,8 @@ class ParameterLayout:
 
     def unpack(self, theta):
         """Dense ``(W, A, start, end)`` from a parameter vector; W is (n_features, n_labels)."""
-        W = np.zeros((self.n_features, self.n_labels))
+        # (on a cache line, as the decoding kernels read its rows best)
+        W = aligned_zeros((self.n_features, self.n_labels))
         # (the objective's scatter, on the whole vector: one compiled kernel for both)
         _scatter_chunk(0, np.array([0, self.state_pos.size], dtype=np.int64),
                        np.ascontiguousarray(theta[self.state]), self.state_pos, W.reshape(-1))

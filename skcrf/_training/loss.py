@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from .._arrays import ONE, all_ones
+from .._arrays import ONE, aligned_rows, aligned_zeros, all_ones
 from .._kernels import compile_helper
 from .._kernels.emissions import quad_rows
 from .._kernels.inference import exp_transitions
@@ -222,12 +222,16 @@ class CRFLoss:
             # the records, and a copy per chunk for its gradient (headers and
             # labels as in the weights' records, the value slots 0)
             self._W = self._records
-            self._gW = np.repeat(self._records[None], self.bounds.size - 1, axis=0)
+            self._gW = aligned_zeros((self.bounds.size - 1, self._records.size))
+            self._gW[:] = self._records
         elif self._W is None:
             n_buffers = 1 if self._owned is not None else self.bounds.size - 1
-            rows, width = self._rows, self._width
-            self._W = np.zeros((rows, width))
-            self._gW = np.zeros((n_buffers, rows, width))
+            # every buffer starting on a cache line (the rows past self._rows,
+            # up to a whole line, are never read: no index points there)
+            width = self._width
+            rows = aligned_rows(self._rows, width)
+            self._W = aligned_zeros((rows, width))
+            self._gW = aligned_zeros((n_buffers, rows, width))
         return self._W, self._gW
 
     @property

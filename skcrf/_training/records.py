@@ -24,6 +24,8 @@ copies by position (:attr:`Records.positions`), as for the dense matrix.
 
 import numpy as np
 
+from .._arrays import aligned_rows, aligned_zeros
+
 __all__ = ["Records"]
 
 #: records up to this size are addressed by int32 offsets (4 bytes per
@@ -82,7 +84,9 @@ class Records:
         ends = np.cumsum(size[order])
         off[order] = head + 2 + ends - size[order]
         total = head + 2 + (int(ends[-1]) if ends.size else 0)
-        self.R = np.zeros(total)
+        # on a cache line, its size whole lines (so every thread's gradient
+        # copy starts on one too; the slots past the last record are unused)
+        self.R = aligned_zeros(aligned_rows(total, 1))
         self.R[off[order]] = np.where(hot_row[order] >= 0,
                                       -(1.0 + hot_row[order] * width), n[order])
         # each parameter: its rank among its feature's (sorted by label)

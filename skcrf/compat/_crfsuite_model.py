@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .._arrays import KernelArrays, Weights
+from .._arrays import KernelArrays, Weights, aligned_zeros
 from .._inference import marginals, path_scores, viterbi, viterbi_sequence, viterbi_table
 from ..exceptions import ModelFileError
 from ..io._crfsuite import read_crfsuite, write_crfsuite
@@ -69,7 +69,7 @@ class CRFsuiteModel:
             raise ModelFileError(
                 f"{name}: {B:,} attributes and {L:,} labels would take {need / 2**20:,.0f} "
                 f"MiB as dense weights, more than this {len(data):,}-byte file warrants.")
-        W = np.zeros((B, L))
+        W = aligned_zeros((B, L))   # (rows on cache lines: the decoding reads them)
         W[m.state_attr, m.state_label] = m.state_weight
         return cls(m.labels, m.attributes, W, m.transition_matrix())
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._arrays import aligned_zeros
 from .._constraints import constraint_masks
 from ..exceptions import ModelFileError
 from ..feature_extraction._vocabulary import FittedVocabulary
@@ -146,7 +147,7 @@ def _weights(path, own, prefix, n_features, n_labels, declared):
         _fail(path, prefix + "W_indptr", f"{n_features:,} features x {L:,} labels would "
               f"take {need / 2**20:,.0f} MiB as dense weights, more than this file's "
               "size warrants.")
-    W = np.zeros((n_features, L))
+    W = aligned_zeros((n_features, L))   # (rows on cache lines, as a fit leaves them)
     W[np.repeat(np.arange(n_features), np.diff(indptr)), indices] = data
     return W, own["A"], own["start"], own["end"]
 

@@ -78,6 +78,8 @@ def test_compact_objective_matches_enumeration_and_the_dense_one(float_values, L
             assert loss._n_hot == min(hot_rows, with_params)
         f, g = Objective([loss], ElasticNet(0.0, 0.5))(theta)
         results[name] = f, g, loss.log_z.copy()
+        # the weights and every thread's gradient start on a cache line
+        assert all(b.ctypes.data % 64 == 0 for b in (loss._W, *loss._gW))
     f, g, log_z = results["compact"]
     want = [naive.log_z(x, W, A, start, end) if len(x) else 0.0 for x in X]
     np.testing.assert_allclose(log_z, want, rtol=1e-10, atol=1e-10)

@@ -6,6 +6,7 @@ import scipy.sparse as sp
 
 import skcrf._training.loss as O
 from skcrf import Sequences
+from skcrf._arrays import aligned_rows
 from skcrf._kernels.lanes import row_width
 from skcrf._training.layout import ParameterLayout
 from skcrf._training.loss import CRFLoss, Objective
@@ -182,7 +183,7 @@ def test_two_threads_give_the_same_objective_and_gradient():
     # the indices; two threads with private buffers keep the features' own
     # numbers and the caller's indices (every feature is used here)
     F = X[0].shape[1]
-    assert loss2._rows == F + 1 and loss2._W.shape[0] == F + 1
+    assert loss2._rows == F + 1 and loss2._W.shape[0] == aligned_rows(F + 1, loss2._width)
     assert np.array_equal(loss2.arrays[1], _csr_indices(X))
     assert not np.array_equal(loss1.arrays[1], loss2.arrays[1])
     theta = layout.pack(W, A, start, end)
@@ -319,8 +320,10 @@ def test_unused_feature_columns_cost_no_rows_and_change_nothing(n_threads):
     _, layout, loss = _setup(X, y, L, True, n_threads=n_threads)
     _, layout_w, loss_w = _setup(wide, y, L, True, n_threads=n_threads)
     used = np.count_nonzero(np.concatenate(X).any(axis=0))
-    assert loss_w._W.shape == (used + 1, row_width(L))   # (rows padded to 4 columns)
-    assert loss_w._gW.shape[1:] == (used + 1, row_width(L))
+    # (rows padded to 4 columns; their count to whole cache lines)
+    rows = aligned_rows(used + 1, row_width(L))
+    assert loss_w._W.shape == (rows, row_width(L)) and rows - (used + 1) < 8
+    assert loss_w._gW.shape[1:] == (rows, row_width(L))
     theta = layout.pack(W, A, start, end)
     Ww = np.zeros((3 * F + 2, L))
     Ww[3 * np.arange(F) + 1] = W
@@ -440,3 +443,20 @@ def test_repeated_evaluations_match_fresh_ones(kind, monkeypatch):
     f, g = obj(points[1])
     assert f == want[1][0]
     np.testing.assert_array_equal(g, want[1][1])
+
+
+@pytest.mark.parametrize("L", [2, 9, 15, 17])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_weight_and_gradient_buffers_start_on_cache_lines(L, n_threads):
+    # a row of 4, 8, 12 or 16 float64 read or added to as vectors must not
+    # start at the allocator's 16 bytes into a line (slower by chance)
+    rng = np.random.default_rng(L)
+    # (up to 3 tokens: 17**3 paths to enumerate)
+    X, y, W, A, start, end = random_problem(rng, n_seq=12, max_len=3, n_labels=L,
+                                            n_features=11, density=0.4, min_len=1)
+    obj, layout, loss = _setup(X, y, L, True, n_threads=n_threads)
+    f, g = obj(layout.pack(W, A, start, end))
+    buffers = (loss._W, *loss._gW)
+    assert all(b.ctypes.data % 64 == 0 and b.flags.c_contiguous for b in buffers)
+    want = sum(naive.log_z(x, W, A, start, end) for x in X)
+    assert sum(loss.log_z) == pytest.approx(want, rel=1e-10)
