@@ -29,9 +29,9 @@ def aligned_zeros(shape, dtype=np.float64):
     its first line depends on the allocator's history. The weight rows that
     the sparse passes read and add to are a few cache lines each: starting
     16 or 48 bytes into a line, a row of 16 float64 spans three lines
-    instead of two, and every vector of it straddles two, which made an
-    evaluation markedly slower (benchmarks/results/alignment_ab.txt), by
-    chance of the allocation."""
+    instead of two and every vector of it straddles two, so how fast those
+    passes ran would depend on the allocation (the cost is measured by
+    ``benchmarks/dev/buffer_alignment.py``)."""
     dtype = np.dtype(dtype)
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import _inference as inference
-from ._arrays import Weights, aligned_copy, sequence_of, split_at, split_labels
+from ._arrays import Weights, aligned_copy, aligned_zeros, sequence_of, split_at, split_labels
 from ._compile_notice import compile_notice
 from ._constraints import check_labels_allowed, constraint_masks
 from ._inspection import top_state_features, transition_table
@@ -579,7 +579,8 @@ class LinearChainCRF(VersionedPickleMixin, BaseEstimator):
 
     def __setstate__(self, state):
         if state.pop("_coef_is_sparse", False):
-            state["coef_"] = aligned_copy(state["coef_"].toarray()).T
+            W = state["coef_"]    # (feature-major CSR) densified straight into its place
+            state["coef_"] = W.toarray(out=aligned_zeros(W.shape, W.dtype)).T
         elif isinstance(state.get("coef_"), np.ndarray) and state["coef_"].ndim == 2:
             # feature-major again and on a cache line, as a fit leaves it
             # (unpickled, it starts wherever the allocator put it)
