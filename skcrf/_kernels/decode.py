@@ -157,6 +157,23 @@ def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8,
     plus the same emission: the same bits. The ways back of the ``n``
     lanes run interleaved (:func:`_lane_way_back`)."""
     L = A.shape[0]
+    T = _lane_first_step(seqs, n, indptr, indices, data, offsets, W, start, U8, S8, L)
+    for t in range(1, T):
+        j = 0
+        while j + 4 <= L:
+            _lane_max_block4(S8, U8, A, t, j, L)
+            j += 4
+        while j < L:
+            _lane_max_block1(S8, U8, A, t, j, L)
+            j += 1
+    _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out, None)
+
+
+@njit(inline="always", **_JIT)
+def _lane_first_step(seqs, n, indptr, indices, data, offsets, W, start, U8, S8, L):
+    """The emissions of the lanes' sequences into ``U8`` (the copies'
+    copied from lane ``n - 1``), their scores at t = 0 into ``S8``; returns
+    the batch's length, the longest sequence's."""
     NL = N_LANES
     T = _longest(seqs, offsets)
     U3 = U8[:T * L * NL].reshape((T, L, NL))
@@ -171,15 +188,7 @@ def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8,
                     U3[t, j, b] = U3[t, j, n - 1]
     for j in range(L):
         vstore(S8, j * NL, vadd(vload(U8, j * NL), vsplat(start[j])))
-    for t in range(1, T):
-        j = 0
-        while j + 4 <= L:
-            _lane_max_block4(S8, U8, A, t, j, L)
-            j += 4
-        while j < L:
-            _lane_max_block1(S8, U8, A, t, j, L)
-            j += 1
-    _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out)
+    return T
 
 
 # The forward step of the lanes, a block of labels j at a time. Each label's
@@ -221,12 +230,17 @@ def _lane_max_block1(S8, U8, A, t, j, L):
 
 
 @njit(**_JIT)
-def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out):
+def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out, cands):
     """The labels of the best paths of the first ``n`` lanes of
     :func:`_lane_viterbi` (best scores ``S8``, laid out (t, label, lane);
     lane b holds positions 0..T_b - 1) into ``out``, their scores into
     ``best_out``: what :func:`_best_path` does for one lane, for the eight
-    lanes at once.
+    lanes at once. ``cands``: None, or after the pruned lanes
+    (:func:`skcrf._kernels.decode_pruned._lane_viterbi_pruned`) the
+    previous labels each step kept (``cands[t, :cands[t, L]]``, increasing),
+    the only ones the argmax into t then looks at: a dropped label is
+    strictly below a kept one for every next label, in every lane, so the
+    first maximum is the same.nce.
 
     One lane's way back is a chain of dependent steps (each step's argmax
     over the previous labels needs the label the step before chose); done a
@@ -255,7 +269,10 @@ def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out):
     for t in range(T - 1, 0, -1):
         p0 = (t - 1) * L * NL
         best, prev = vsplat(-np.inf), vsplat(0.0)
-        for i in range(L):
+        # (`cands is None` is known when Numba compiles: one loop or the other)
+        K = L if cands is None else cands[t, L]
+        for k in range(K):
+            i = k if cands is None else cands[t, k]
             v = vadd(vload(S8, p0 + i * NL), vtake(Af, i * L, arg))
             up = vless(best, v)
             best, prev = vselect(up, v, best), vselect(up, vsplat(i), prev)

@@ -1,83 +1,235 @@
-"""Viterbi for many labels: a step that skips the previous labels that
+"""Viterbi for many labels: steps that skip the previous labels that
 cannot win.
 
 From :data:`PRUNE_MIN_LABELS` labels on, :func:`skcrf._kernels.inference.viterbi`
 decodes with :func:`_viterbi_pruned_chunk` instead of
-:func:`skcrf._kernels.decode._viterbi_chunk`: one sequence at a time, each
-step over the previous labels an exact bound leaves in the running
-(:func:`_pruned_step`), where the lanes of the narrow kernel do L^2 / N_LANES
-vector steps per token whatever the scores. Both give the same paths and the
-same bits. A separate kernel, chosen by the label count, so that a model of
-few labels never compiles this one.
+:func:`skcrf._kernels.decode._viterbi_chunk`. Both run eight sequences side
+by side in SIMD lanes, but where the narrow kernel's step does L^2 /
+N_LANES vector operations per token whatever the scores, this one's
+(:func:`_lane_viterbi_pruned`) first drops the previous labels that an
+exact bound shows cannot win in any of the eight lanes, then takes the
+maximum over the others only. Taggers' emissions separate the labels: a
+lane keeps two or three, the eight lanes together about eight, of 15 to 60
+or more. When they do not (most labels kept in some lane), the chunk goes on
+one sequence at a time with the same bound (:func:`_pruned_step`), and back
+in lanes if that keeps many labels too. Every way gives the same paths and
+the same bits. A separate kernel, chosen by the label count, so that a model
+of few labels never compiles this one.
 """
 
 import numpy as np
 from numba import njit, prange
 
 from ._jit import _JIT, any_layout
-from .decode import _VITERBI_LANE_MAX_T, _lane_viterbi, _last_label, _longest
-from .emissions import _emissions
+from .decode import (
+    _VITERBI_LANE_MAX_T,
+    _lane_first_step,
+    _lane_way_back,
+    _last_label,
+    _viterbi_take,
+)
+from .emissions import emissions
 from .forward_backward import _max_length
-from .lane_forward_backward import _lane_run
-from .lanes import N_LANES, vadd, vhmax, vload, vmax, vsplat, vstore
+from .lanes import N_LANES, vadd, vall, vhmax, vless, vload, vmax, vselect, vsplat, vstore
 
-#: from this many labels on, Viterbi decodes with the pruned kernels. The
-#: lanes' step costs L^2 / 8 vector operations per token and the pruned one
-#: about (2 + K) L / 8 (K: labels kept), but one sequence at a time: each step
-#: waits for the one before (the floor, the labels kept, their row), where the
-#: lanes overlap eight sequences. On real taggers (K of two or three) the
-#: pruned step overtakes the lanes between 42 and 59 labels (the A/Bs are in
-#: benchmarks/results/predict_ab_1207.txt).
-PRUNE_MIN_LABELS = 48
+#: from this many labels on, Viterbi decodes with the pruned kernels. Below,
+#: the eight lanes keep most of the previous labels between them (CoNLL NER's
+#: 9 tags: 8.6 of 9), and the bound's two passes over the labels cost more
+#: than the step saves; at 15 labels (GSD UPOS: 5.7 kept) the pruned lanes
+#: are ahead (benchmarks/results/predict_pruned_lanes_1207.txt).
+PRUNE_MIN_LABELS = 12
 
-#: a chunk goes on in lanes once its steps keep more than 1 / LANES_ABOVE of
-#: the labels on average (emissions that hardly separate them: at a quarter
-#: the two cost about the same)
+#: from this many labels on, :func:`skcrf._kernels.inference.viterbi_sequence`
+#: (one sequence per call, no lanes) takes the pruned step
+#: (:func:`_viterbi_one_pruned`); below, the full one (the threshold the batch
+#: kernels had when both were chosen together)
+SEQUENCE_PRUNE_MIN_LABELS = 48
+
+#: with this many labels or more, the chunk goes on one sequence at a time
+#: once the lanes' steps keep more than 1 / ALONE_ABOVE of the labels on
+#: average (each lane keeps a few, but different ones: the one-sequence step
+#: then does less work). With fewer labels, never: a step of one sequence
+#: waits for the one before (the floor, the labels kept, their rows), a cost
+#: per step that the labels it skips do not make up for (CoNLL NER BIOES, 17
+#: labels, 59 % kept in lanes: predict 1.69x slower one at a time)
+ALONE_MIN_LABELS = 64
+ALONE_ABOVE = 2
+
+#: and back in lanes, for the rest of the chunk, once the one-sequence steps
+#: keep more than 1 / LANES_ABOVE of the labels (emissions that hardly
+#: separate them: the lanes overlap eight such steps, where one sequence
+#: waits for each step before the next)
 LANES_ABOVE = 4
+
+#: steps a chunk decodes before it compares the labels kept with the above
+_SETTLE_STEPS = 256
 
 
 @njit(**_JIT)
 def _viterbi_pruned_chunk(c, bounds, order, indptr, indices, data, offsets, W, A, start,
                           end, out, best_out):
-    """:func:`skcrf._kernels.decode._viterbi_chunk` with the pruned step:
-    each sequence of chunk ``c`` alone (:func:`_viterbi_one_pruned`), in
-    ``order``. A model and input whose steps keep more than 1 /
-    :data:`LANES_ABOVE` of the labels (emissions that hardly separate
-    them), over the chunk's first 256 steps or more, decode the rest of the
-    chunk in lanes, which then cost less than the pruned step: the same bits
-    either way."""
+    """:func:`skcrf._kernels.decode._viterbi_chunk` with pruned steps: the
+    sequences of chunk ``c``, in ``order``, eight at a time in lanes
+    (:func:`_lane_viterbi_pruned`); one at a time (:func:`_viterbi_one_pruned`)
+    after the chunk's first :data:`_SETTLE_STEPS` steps or more if the lanes
+    keep more than 1 / :data:`ALONE_ABOVE` of the labels (from
+    :data:`ALONE_MIN_LABELS` labels on), and in lanes again for good if one
+    at a time keeps more than 1 / :data:`LANES_ABOVE`.
+    Sequences longer than :data:`_VITERBI_LANE_MAX_T` run one at a time."""
     lo, hi = bounds[c], bounds[c + 1]
     L = A.shape[0]
-    maxT = _max_length(lo, hi, offsets)
+    maxT = max(_max_length(lo, hi, offsets), 1)
+    # (rows for one sequence of the longest, or one lane batch: work arrays
+    # of both ways, made once)
     E = np.empty((maxT, L))
     score = np.empty((maxT, L))
     cands = np.empty((maxT, L + 1), dtype=np.int32)
     table = _viterbi_table(A)
-    U8 = S8 = np.empty(0)                  # the lanes' work arrays, made on switching
-    lanes = False
+    rowmax, rowmin = table[L], table[L + 1]
+    n8 = min(maxT, _VITERBI_LANE_MAX_T) * L * N_LANES
+    U8, S8 = np.empty(n8), np.empty(n8)
+    seqs = np.empty(N_LANES, dtype=np.int64)
+    alone = False
+    settled = L < ALONE_MIN_LABELS
     kept = steps = 0
     i = lo
     while i < hi:
-        n = _lane_run(i, hi, order, offsets)
-        if lanes and n == N_LANES and _longest(order[i:i + n], offsets) <= _VITERBI_LANE_MAX_T:
-            _lane_viterbi(order[i:i + n], n, indptr, indices, data, offsets, W, A, start,
-                          end, U8, S8, out, best_out)
-        else:
-            for k in range(i, i + n):
-                kept += _viterbi_one_pruned(order[k], indptr, indices, data, offsets, W, A,
-                                            table, start, end, E, score, cands, out,
-                                            best_out)
-                steps += max(offsets[order[k] + 1] - offsets[order[k]] - 1, 0)
-            if not lanes and steps >= 256 and LANES_ABOVE * kept > steps * L:
-                lanes = True
-                n8 = max(min(maxT, _VITERBI_LANE_MAX_T), 1) * L * N_LANES
-                U8, S8 = np.empty(n8), np.empty(n8)
-        i += n
+        if alone:
+            s = order[i]
+            i += 1
+            kept += _viterbi_one_pruned(s, indptr, indices, data, offsets, W, A, table,
+                                        start, end, E, score, cands, out, best_out)
+            steps += max(offsets[s + 1] - offsets[s] - 1, 0)
+            if steps >= _SETTLE_STEPS and LANES_ABOVE * kept > steps * L:
+                alone, settled = False, True
+            continue
+        n, i = _viterbi_take(i, hi, order, offsets, seqs, best_out)
+        if n:
+            k, T = _lane_viterbi_pruned(seqs, n, indptr, indices, data, offsets, W, A,
+                                        start, end, rowmax, rowmin, U8, S8, cands, out,
+                                        best_out)
+            kept += k
+            steps += T - 1
+            if not settled and steps >= _SETTLE_STEPS and ALONE_ABOVE * kept > steps * L:
+                alone = True
+                kept = steps = 0
+    # (sequences too long for the lanes: left with score NaN by _viterbi_take)
+    for k in range(lo, hi):
+        s = order[k]
+        if np.isnan(best_out[s]):
+            _viterbi_one_pruned(s, indptr, indices, data, offsets, W, A, table, start, end,
+                                E, score, cands, out, best_out)
 
 
 @njit(parallel=True, **_JIT)
 def _viterbi_pruned_parallel(bounds, *args):
     for c in prange(bounds.size - 1): _viterbi_pruned_chunk(c, bounds, *args)  # noqa: E701
+
+
+@njit(**_JIT)
+def _lane_viterbi_pruned(seqs, n, indptr, indices, data, offsets, W, A, start, end, rowmax,
+                         rowmin, U8, S8, cands, out, best_out):
+    """:func:`skcrf._kernels.decode._lane_viterbi` with pruned steps: at each
+    step the previous labels that can win in some lane
+    (:func:`_lane_kept`) go to ``cands[t]``, and each label's best score is
+    the maximum over those only, in the same increasing order, as the full
+    step's over all (a dropped label is strictly below a kept one, whatever
+    the next label, in every lane): the same bits; the way back looks at the
+    same labels. Returns ``(labels kept, summed over the steps, batch
+    length)``."""
+    L = A.shape[0]
+    NL = N_LANES
+    T = _lane_first_step(seqs, n, indptr, indices, data, offsets, W, start, U8, S8, L)
+    lengths = np.empty(NL)
+    for b in range(NL):
+        lengths[b] = offsets[seqs[b] + 1] - offsets[seqs[b]]
+    lanes_T = vload(lengths, 0)
+    kept = 0
+    for t in range(1, T):
+        K = _lane_kept(S8, t, L, rowmax, rowmin, lanes_T, cands)
+        kept += K
+        j = 0
+        while j + 4 <= L:
+            _kept_max_block4(S8, U8, A, t, j, L, cands, K)
+            j += 4
+        while j < L:
+            _kept_max_block1(S8, U8, A, t, j, L, cands, K)
+            j += 1
+    _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out, cands)
+    return kept, T
+
+
+@njit(inline="always", **_JIT)
+def _lane_kept(S8, t, L, rowmax, rowmin, lanes_T, cands):
+    """The previous labels i that can win step t in some lane still in its
+    sequence (``t < lanes_T``), in increasing order, into ``cands[t, :K]``,
+    K into ``cands[t, L]``; returns K.
+
+    :func:`_pruned_step`'s bound, lane by lane: with floor = max_i
+    (score[i] + min_j A[i, j]), a label whose score[i] + max_j A[i, j] is
+    below floor loses to the label that gives floor for every next label j,
+    strictly. A label is dropped when it is so in every live lane. The floor
+    is a maximum, the same in any order: four running maxima, not one chain
+    of L dependent ones. The test is branch-free (a branch on scores
+    mispredicts); a lane past its sequence's end (whose scores nothing
+    reads) drops everything."""
+    NL = N_LANES
+    p0 = (t - 1) * L * NL
+    f0 = f1 = f2 = f3 = vsplat(-np.inf)
+    i = 0
+    while i + 4 <= L:
+        f0 = vmax(f0, vadd(vload(S8, p0 + i * NL), vsplat(rowmin[i])))
+        f1 = vmax(f1, vadd(vload(S8, p0 + (i + 1) * NL), vsplat(rowmin[i + 1])))
+        f2 = vmax(f2, vadd(vload(S8, p0 + (i + 2) * NL), vsplat(rowmin[i + 2])))
+        f3 = vmax(f3, vadd(vload(S8, p0 + (i + 3) * NL), vsplat(rowmin[i + 3])))
+        i += 4
+    while i < L:
+        f0 = vmax(f0, vadd(vload(S8, p0 + i * NL), vsplat(rowmin[i])))
+        i += 1
+    floor = vmax(vmax(f0, f1), vmax(f2, f3))
+    live = vless(vsplat(t), lanes_T)
+    one = vsplat(1.0)
+    K = 0
+    for i in range(L):
+        # (a NaN score, or a floor of -inf, keeps the label: never dropped
+        # wrongly)
+        drop = vselect(live, vless(vadd(vload(S8, p0 + i * NL), vsplat(rowmax[i])), floor), one)
+        cands[t, K] = i
+        K += not vall(drop)
+    cands[t, L] = K
+    return K
+
+
+# (skcrf._kernels.decode._lane_max_block4 and _block1 over the kept labels:
+# the same running maxima in the same order over fewer terms)
+@njit(inline="always", **_JIT)
+def _kept_max_block4(S8, U8, A, t, j, L, cands, K):
+    NL = N_LANES
+    p0, k0 = (t - 1) * L * NL, t * L * NL
+    b0 = b1 = b2 = b3 = vsplat(-np.inf)
+    for k in range(K):
+        i = cands[t, k]
+        s = vload(S8, p0 + i * NL)
+        b0 = vmax(b0, vadd(s, vsplat(A[i, j])))
+        b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
+        b2 = vmax(b2, vadd(s, vsplat(A[i, j + 2])))
+        b3 = vmax(b3, vadd(s, vsplat(A[i, j + 3])))
+    o = k0 + j * NL
+    vstore(S8, o, vadd(b0, vload(U8, o)))
+    vstore(S8, o + NL, vadd(b1, vload(U8, o + NL)))
+    vstore(S8, o + 2 * NL, vadd(b2, vload(U8, o + 2 * NL)))
+    vstore(S8, o + 3 * NL, vadd(b3, vload(U8, o + 3 * NL)))
+
+
+@njit(inline="always", **_JIT)
+def _kept_max_block1(S8, U8, A, t, j, L, cands, K):
+    NL = N_LANES
+    p0, k0 = (t - 1) * L * NL, t * L * NL
+    best = vsplat(-np.inf)
+    for k in range(K):
+        i = cands[t, k]
+        best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
+    vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
 
 
 @njit(**_JIT)
@@ -182,7 +334,7 @@ def _viterbi_one_pruned(s, indptr, indices, data, offsets, W, A, table, start, e
         best_out[s] = 0.0
         return 0
     L = A.shape[0]
-    _emissions(indptr, indices, data, t0, T, W, E)
+    emissions(indptr, indices, data, t0, T, W, E)
     for j in range(L):
         score[0, j] = E[0, j] + start[j]
     kept = 0

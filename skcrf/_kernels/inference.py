@@ -24,6 +24,7 @@ from .decode import (
 )
 from .decode_pruned import (
     PRUNE_MIN_LABELS,
+    SEQUENCE_PRUNE_MIN_LABELS,
     _viterbi_one_pruned,
     _viterbi_pruned_chunk,
     _viterbi_pruned_parallel,
@@ -209,7 +210,7 @@ def viterbi_sequence(arrays, weights, table, work):
         work = (np.empty((n, L)), np.empty((n, L)), np.empty((n, L + 1), dtype=np.int32))
     out = np.zeros(T, dtype=np.int64)
     best = np.zeros(1)
-    if L >= PRUNE_MIN_LABELS:
+    if L >= SEQUENCE_PRUNE_MIN_LABELS:
         _viterbi_one_pruned(0, *arrays, *weights[:2], table, *weights[2:], *work, out, best)
     else:   # the table's first L rows are A.T, what the full step reads
         _viterbi_one(0, *arrays, *_kernel_weights(weights)[:2], table[:L], *weights[2:],

@@ -32,7 +32,8 @@ from .intrinsics import _EXP_MIN, _LN2_HI, _LN2_LO, _LOG2E
 
 __all__ = ["N_LANES", "lanes", "vload", "vstore", "vsplat", "vadd", "vsub", "vmul",
            "vdiv", "vfma", "vmax", "vmin", "vselect", "vsum", "vhmin", "vhmax", "vlane",
-           "vexponent", "vmantissa", "vfloor", "vpow2", "vless", "vtake", "vexp_nonpositive",
+           "vexponent", "vmantissa", "vfloor", "vpow2", "vless", "vall", "vtake",
+           "vexp_nonpositive",
            "N_QUAD",
            "quad", "qload", "qstore", "qsplat", "qzero", "qadd", "qfma", "qmake", "qget",
            "row_width"]
@@ -253,6 +254,24 @@ def vless(typingctx, a, b):
                               ir.Constant(_VEC, [0.0] * N_LANES))
 
     return lanes(a, b), codegen
+
+
+@intrinsic
+def vall(typingctx, v):
+    """Whether every lane is non-zero (NaN counts as non-zero): one vector
+    compare and a test of its eight bits, where :func:`vhmin` would be a
+    chain of seven scalar steps."""
+    if v != lanes:
+        return None
+
+    def codegen(context, builder, sig, args):
+        zero = ir.Constant(_VEC, [0.0] * N_LANES)
+        bits = builder.bitcast(builder.fcmp_unordered("!=", args[0], zero),
+                               ir.IntType(N_LANES))
+        return builder.icmp_unsigned("==", bits, ir.Constant(ir.IntType(N_LANES),
+                                                              (1 << N_LANES) - 1))
+
+    return types.boolean(v), codegen
 
 
 def _reduce(emit, doc):

@@ -110,8 +110,9 @@ def test_viterbi_matches_the_kernel(seed, L, binary):
     # the kernel sums the emission scores in an order that depends on the
     # width (quads for 4-16 labels, the last one overlapping for 5 and 9) and
     # on whether the features are binary: the NumPy scores must be the same bits;
-    # at 70 labels (from decode_pruned.PRUNE_MIN_LABELS on) the kernel prunes
-    # previous labels (decode_pruned._pruned_step: vectors of 8 and a tail of 6)
+    # from decode_pruned.PRUNE_MIN_LABELS on (the 70 labels here) the kernel
+    # prunes previous labels (decode_pruned._lane_kept; one sequence at a time,
+    # _pruned_step, on vectors of 8 and a tail of 6)
     assert L < 70 or L >= PRUNE_MIN_LABELS
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 12, size=25)

@@ -20,6 +20,7 @@ from skcrf._kernels.lane_forward_backward import (
 from skcrf._kernels.lanes import (
     N_LANES,
     vadd,
+    vall,
     vdiv,
     vfma,
     vhmax,
@@ -69,6 +70,23 @@ def test_lane_operations_match_numpy():
         b = a.copy()
         b[N_LANES + k] = np.nan
         assert np.isnan(_lane_ops(b, out)[1]) and np.isnan(_lane_ops(b, out)[3])
+
+
+@njit(cache=False)
+def _all(a):
+    return vall(vload(a, 0))
+
+
+def test_vall_is_whether_every_lane_is_non_zero():
+    assert _all(np.ones(N_LANES))
+    assert _all(np.full(N_LANES, np.nan))          # NaN is not zero
+    assert _all(np.array([1.0, -2.0, np.inf, 1e-300, -0.5, np.nan, 3.0, -np.inf]))
+    for k in range(N_LANES):                       # one zero lane, wherever it is
+        for zero in (0.0, -0.0):
+            a = np.ones(N_LANES)
+            a[k] = zero
+            assert not _all(a)
+    assert not _all(np.zeros(N_LANES))
 
 
 @njit(cache=False)

@@ -10,7 +10,13 @@ from skcrf import Sequences
 from skcrf import _inference as inference
 from skcrf._arrays import Weights
 from skcrf._kernels.decode import _VITERBI_LANE_MAX_T
-from skcrf._kernels.decode_pruned import LANES_ABOVE, PRUNE_MIN_LABELS
+from skcrf._kernels.decode_pruned import (
+    ALONE_ABOVE,
+    ALONE_MIN_LABELS,
+    LANES_ABOVE,
+    PRUNE_MIN_LABELS,
+    SEQUENCE_PRUNE_MIN_LABELS,
+)
 from tests.oracles import naive
 
 
@@ -128,8 +134,8 @@ def test_lanes_match_one_at_a_time_with_long_and_many_labels(L):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_pruned_step_matches_enumeration(seed):
-    # from PRUNE_MIN_LABELS labels on, sequences run one at a time with the
-    # pruned step; ties (integer weights) and -inf transitions and starts
+    # from PRUNE_MIN_LABELS labels on, the lanes take the pruned step
+    # (_lane_kept); ties (integer weights) and -inf transitions and starts
     L = PRUNE_MIN_LABELS + 1
     rng = np.random.default_rng(seed)
     # (one sequence of three steps: L^3 paths to enumerate)
@@ -140,40 +146,92 @@ def test_pruned_step_matches_enumeration(seed):
     _check_against_enumeration(X, arrays, weights, labels, scores)
 
 
-def _kept_fraction(X, weights):
-    """Mean share of previous labels the pruned step keeps on X (read from
-    the single-sequence kernel's work arrays)."""
-    table = inference.viterbi_table(weights.A)
-    L, kept, steps, work = weights.n_labels, 0, 0, None
-    for x in X:
-        arrays = Sequences.from_list([x]).kernel_arrays()
-        _, _, work = inference.viterbi_sequence(arrays, weights, table, work)
-        kept += int(work[2][1:len(x), L].sum())
-        steps += len(x) - 1
-    return kept / (steps * L)
+@pytest.mark.parametrize("seed", range(6))
+def test_one_sequence_pruned_step_matches_enumeration_and_numpy(seed):
+    # a sequence alone (viterbi_sequence) from SEQUENCE_PRUNE_MIN_LABELS labels
+    # on takes _pruned_step: two-token sequences against enumeration (L^2
+    # paths), longer ones against the NumPy engine's full steps; ties and
+    # -inf transitions and starts
+    L = SEQUENCE_PRUNE_MIN_LABELS + 1
+    rng = np.random.default_rng(seed)
+    lengths = np.concatenate([[2, 2, 1], rng.integers(3, 30, size=6)])
+    X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 3)
+    arrays = Sequences.from_list(X).kernel_arrays()
+    labels, scores = _alone(X, weights)
+    _check_against_enumeration(X[:3], arrays, weights, labels, scores[:3])
+    want_labels, want_scores = inference.viterbi(arrays, weights, engine="numpy")
+    np.testing.assert_array_equal(scores, want_scores)
+    np.testing.assert_array_equal(labels, want_labels)
 
 
-@pytest.mark.parametrize("scale", [1.0, 0.01])
+def _kept_fractions(X, weights, arrays):
+    """Shares of the previous labels the pruned steps keep on X, recomputed
+    in NumPy from the bound of ``_lane_kept`` / ``_pruned_step``: summed
+    over the steps of the lane batches the kernel makes (a label counts
+    when some lane of the batch keeps it), and over one sequence at a time."""
+    from skcrf._kernels.parallel import chunk_bounds, order_by_length
+
+    W, A, start, end = weights
+    L = A.shape[0]
+    rowmax, rowmin = A.max(axis=1), A.min(axis=1)
+    scores = []
+    for x in X:        # Viterbi's forward scores of each sequence
+        E = x @ W
+        S = np.empty_like(E)
+        if len(x):
+            S[0] = E[0] + start
+        for t in range(1, len(x)):
+            S[t] = (S[t - 1][:, None] + A).max(axis=0) + E[t]
+        scores.append(S)
+    keeps = [S[:-1] + rowmax >= (S[:-1] + rowmin).max(axis=1, keepdims=True) for S in scores]
+    alone = sum(k.sum() for k in keeps) / (L * sum(len(k) for k in keeps))
+    bounds = chunk_bounds(arrays.offsets, arrays.indptr, L, 1)
+    order = [s for s in order_by_length(arrays.offsets, bounds) if len(X[s])]
+    kept = steps = 0
+    for i in range(0, len(order), 8):
+        batch = [keeps[s] for s in order[i:i + 8]]
+        for t in range(max(len(k) for k in batch)):
+            kept += np.logical_or.reduce([k[t] for k in batch if t < len(k)]).sum()
+            steps += 1
+    return kept / (L * steps), alone
+
+
+@pytest.mark.parametrize("L", [PRUNE_MIN_LABELS, PRUNE_MIN_LABELS + 6, ALONE_MIN_LABELS])
+@pytest.mark.parametrize("scale", [30.0, 1.0, 0.3])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_pruned_and_lanes_agree_bit_for_bit(scale, n_threads):
-    # strong emissions keep few labels (the pruned step throughout); weak ones
-    # keep most, and the chunk goes on in lanes after its first steps: the
-    # same labels and bits as one sequence at a time (pruned) either way
-    L = PRUNE_MIN_LABELS + 6
+def test_pruned_lanes_and_one_at_a_time_agree_bit_for_bit(L, scale, n_threads):
+    # the same labels and bits as the full step, one sequence at a time, in
+    # every regime of the pruned chunk; quad rows (12 labels) and wider. From
+    # ALONE_MIN_LABELS on: strong emissions, the lanes between them keep few
+    # labels (pruned lanes throughout); weaker ones, the lanes keep most, each
+    # sequence few (one at a time after the first steps); weak ones, each
+    # sequence keeps many too (back in lanes)
     rng = np.random.default_rng(7)
-    lengths = np.concatenate([rng.integers(1, 40, size=120), [0, 0]])
+    lengths = np.concatenate([rng.integers(1, 40, size=150), [0, 0]])
     X, weights = _problem(rng, L, lengths, n_features=30)
     W, A, start, end = weights
-    weights = Weights.from_arrays(W * 3 * scale, A, start, end)
-    kept = _kept_fraction(X, weights)
-    switch = 1 / LANES_ABOVE
-    assert (kept < switch) if scale == 1.0 else (kept > switch)   # both regimes reached
+    weights = Weights.from_arrays(W * scale, A, start, end)
     arrays = Sequences.from_list(X).kernel_arrays()
+    if L >= ALONE_MIN_LABELS:     # (the regime each scale reaches: every switch taken)
+        lanes, alone = _kept_fractions(X, weights, arrays)
+        if scale == 30.0:
+            assert lanes < 1 / ALONE_ABOVE
+        elif scale == 1.0:
+            assert lanes > 1 / ALONE_ABOVE and alone < 1 / LANES_ABOVE
+        else:
+            assert lanes > 1 / ALONE_ABOVE and alone > 1 / LANES_ABOVE
     labels, scores = inference.viterbi(arrays, weights, n_threads)
     want_labels, want_scores = _alone(X, weights)
     np.testing.assert_array_equal(labels, want_labels)
     np.testing.assert_array_equal(scores, want_scores)
-    np.testing.assert_array_equal(inference.viterbi(arrays, weights, engine="numpy")[1], scores)
+    # (the NumPy engine sums a token's emissions in the order of its
+    # non-zeros: the same bits as the wide rows' loop, not as the quad rows'
+    # two interleaved chains)
+    numpy_scores = inference.viterbi(arrays, weights, engine="numpy")[1]
+    if L > 16:
+        np.testing.assert_array_equal(numpy_scores, scores)
+    else:
+        np.testing.assert_allclose(numpy_scores, scores, rtol=1e-13)
 
 
 def test_single_sequence_viterbi_refuses_a_table_of_another_shape():
