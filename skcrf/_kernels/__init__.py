@@ -3,7 +3,7 @@
 Owns the compiled passes over sequences — emission scores, forward-backward
 (one sequence, or eight side by side in SIMD lanes), expected and empirical
 feature counts, the objective's data term, Viterbi (with pruned steps from
-12 labels on, :mod:`.decode_pruned`), marginals, exact k-best —
+17 labels on, :mod:`.decode_pruned`), marginals, exact k-best —
 and how they are spread over threads (:mod:`.parallel`).
 
 May import: NumPy, Numba, llvmlite, and its own modules. Never SciPy,

@@ -32,12 +32,14 @@ from .emissions import emissions
 from .forward_backward import _max_length
 from .lanes import N_LANES, vadd, vall, vhmax, vless, vload, vmax, vselect, vsplat, vstore
 
-#: from this many labels on, Viterbi decodes with the pruned kernels. Below,
-#: the eight lanes keep most of the previous labels between them (CoNLL NER's
-#: 9 tags: 8.6 of 9), and the bound's two passes over the labels cost more
-#: than the step saves; at 15 labels (GSD UPOS: 5.7 kept) the pruned lanes
-#: are ahead (benchmarks/results/predict_pruned_lanes_1207.txt).
-PRUNE_MIN_LABELS = 12
+#: from this many labels on, Viterbi decodes with the pruned kernels: rows
+#: too wide for quads. With fewer labels the eight lanes keep most of the
+#: previous labels between them (CoNLL NER's 9 tags: 8.6 of 9) and the
+#: bound's passes cost about what the step saves; at 15 labels (GSD UPOS:
+#: 5.7 of 15 kept) predict was 4 % faster pruned, not worth a second
+#: compilation of the decoding for quad rows (benchmarks/dev/viterbi_pruning.py;
+#: benchmarks/results/viterbi_pruned_lanes_1207.txt).
+PRUNE_MIN_LABELS = 17
 
 #: from this many labels on, :func:`skcrf._kernels.inference.viterbi_sequence`
 #: (one sequence per call, no lanes) takes the pruned step
