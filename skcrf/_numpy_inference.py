@@ -32,12 +32,13 @@ def emissions(indptr, indices, data, W):
     token's first features, then its second, ...); a token with fewer
     features adds exact zeros. The kernel's order depends on the row width:
 
-    * 4 to 16 labels (rows read as quads): binary features (``data`` one
-      value) go to two sums, the even ranks' and the odd ranks', added at
-      the end; valued features go to one sum in rank order (the kernel fuses
-      each multiply-add: the same bits when the products are exact, e.g.
-      values of 1);
-    * more than 16 labels: one rank at a time, multiply and add rounded apart;
+    * 4 labels or more, binary features (``data`` one value): two sums, the
+      even ranks' and the odd ranks', added at the end;
+    * 4 to 16 labels (rows read as quads), valued features: one sum in rank
+      order (the kernel fuses each multiply-add: the same bits when the
+      products are exact, e.g. values of 1);
+    * more than 16 labels, valued features: one rank at a time, multiply and
+      add rounded apart;
     * 1 to 3 labels: each pair of ranks' products is added to the sum at once.
     """
     n, L = indptr.size - 1, W.shape[1]
@@ -53,17 +54,15 @@ def emissions(indptr, indices, data, W):
     vals = np.zeros((K, n))
     cols[rank, tok] = indices
     vals[rank, tok] = data
-    quads = 4 <= L <= 16          # (skcrf._kernels.emissions._read_quad_count)
-    if quads and data.size != indices.size:
+    # (quad rows: 4-16 labels, skcrf._kernels.emissions._read_quad_count;
+    # wider ones: _emissions_wide)
+    if L >= 4 and data.size != indices.size:
         odd = np.zeros((n, L))
         for k in range(0, K, 2):
             E += vals[k, :, None] * W[cols[k]]
             odd += vals[k + 1, :, None] * W[cols[k + 1]]
         E += odd
-    elif quads:
-        for k in range(K):
-            E += vals[k, :, None] * W[cols[k]]
-    elif L > 16:                  # (_emissions_wide: one feature rank at a time)
+    elif L >= 4:
         for k in range(K):
             E += vals[k, :, None] * W[cols[k]]
     else:

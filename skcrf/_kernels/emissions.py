@@ -126,9 +126,14 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
     token's non-zeros. The last vector of a block ends at the block's end
     and may overlap the one before (columns 9-16 after 0-7 for 17 labels):
     the overlapping sums are the same additions in the same order, so both
-    stores write equal values. Each column adds its non-zeros' weights in
-    the order of the non-zeros, multiply and add rounded apart (what the
-    NumPy engine computes).
+    stores write equal values.
+
+    Binary features (no multiply) go to two sets of sums, the even and the
+    odd non-zeros', added at the end, as the quad rows do: each set's chain
+    of dependent additions is half as long (one chain per vector made each
+    non-zero wait for the previous one's addition). Valued features go to
+    one set of sums in the order of the non-zeros, multiply and add
+    rounded apart. Either way what the NumPy engine computes.
 
     Not a row of sums in memory: read, added to and written back for every
     non-zero, it would make each non-zero wait for the previous one's store."""
@@ -136,44 +141,54 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
     Lw = _U(W.shape[1])
     Wf = W.reshape(-1)
     dm = _value_mask(data, indices)
-    lim, udm = _prefetch_limit(indices, 0), _U(dm)
+    lim, udm = _prefetch_limit(indices, 1), _U(dm)
     binary = dm == 0
     for t in range(T):
         p0, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         j0 = 0
         while j0 < L:
             j0, bw, nv, o0, o1, o2, o3 = _wide_block(j0, L)
-            a0 = a1 = a2 = a3 = vsplat(0.0)
+            a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vsplat(0.0)
             p = p0
+            if binary:
+                while p + _U1 < p1:
+                    if p < lim:
+                        prefetch_row(W, indices[p + _PD])
+                        prefetch_row(W, indices[p + _PD + _U1])
+                    f, g = _U(indices[p]) * Lw, _U(indices[p + _U1]) * Lw
+                    a0 = vadd(a0, vload(Wf, f + o0))
+                    b0 = vadd(b0, vload(Wf, g + o0))
+                    if nv > 1:
+                        a1 = vadd(a1, vload(Wf, f + o1))
+                        b1 = vadd(b1, vload(Wf, g + o1))
+                    if nv > 2:
+                        a2 = vadd(a2, vload(Wf, f + o2))
+                        b2 = vadd(b2, vload(Wf, g + o2))
+                    if nv > 3:
+                        a3 = vadd(a3, vload(Wf, f + o3))
+                        b3 = vadd(b3, vload(Wf, g + o3))
+                    p += _U(2)
             while p < p1:
+                # the last non-zero of an odd count; every one of valued features
                 if p < lim:
                     prefetch_row(W, indices[p + _PD])
                 f = _U(indices[p]) * Lw
-                if binary:
-                    a0 = vadd(a0, vload(Wf, f + o0))
-                    if nv > 1:
-                        a1 = vadd(a1, vload(Wf, f + o1))
-                    if nv > 2:
-                        a2 = vadd(a2, vload(Wf, f + o2))
-                    if nv > 3:
-                        a3 = vadd(a3, vload(Wf, f + o3))
-                else:
-                    v = vsplat(data[p & udm])
-                    a0 = vadd(a0, vmul(v, vload(Wf, f + o0)))
-                    if nv > 1:
-                        a1 = vadd(a1, vmul(v, vload(Wf, f + o1)))
-                    if nv > 2:
-                        a2 = vadd(a2, vmul(v, vload(Wf, f + o2)))
-                    if nv > 3:
-                        a3 = vadd(a3, vmul(v, vload(Wf, f + o3)))
+                v = vsplat(data[p & udm])
+                a0 = vadd(a0, vmul(v, vload(Wf, f + o0)))
+                if nv > 1:
+                    a1 = vadd(a1, vmul(v, vload(Wf, f + o1)))
+                if nv > 2:
+                    a2 = vadd(a2, vmul(v, vload(Wf, f + o2)))
+                if nv > 3:
+                    a3 = vadd(a3, vmul(v, vload(Wf, f + o3)))
                 p += _U1
-            _store_vector_at(out, t, o0, a0)
+            _store_vector_at(out, t, o0, vadd(a0, b0))
             if nv > 1:
-                _store_vector_at(out, t, o1, a1)
+                _store_vector_at(out, t, o1, vadd(a1, b1))
             if nv > 2:
-                _store_vector_at(out, t, o2, a2)
+                _store_vector_at(out, t, o2, vadd(a2, b2))
             if nv > 3:
-                _store_vector_at(out, t, o3, a3)
+                _store_vector_at(out, t, o3, vadd(a3, b3))
             j0 += bw
 
 

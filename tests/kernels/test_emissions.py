@@ -64,18 +64,25 @@ def test_padded_rows_fill_only_the_labels_columns(L, binary):
                                       (20, 18), (40, 33)])
 def test_wide_rows_add_in_the_order_of_the_non_zeros(width, L, binary):
     """From 17 columns, each column adds its non-zeros' weights in their
-    order, multiply and add rounded apart: the same bits as a sequential sum
-    (and as the NumPy engine), whatever block or overlapping vector the
-    column falls in, into contiguous rows or a strided (lane) view."""
+    order, multiply and add rounded apart (binary features: the even and
+    the odd non-zeros' sums apart, added at the end): the same bits as a
+    sequential sum in that order (and as the NumPy engine), whatever block or
+    overlapping vector the column falls in, into contiguous rows or a
+    strided (lane) view."""
     rng = np.random.default_rng(width * 100 + L)
     indptr, indices, data, offsets, _ = _problem(rng, 90, 40, binary)
     W = rng.normal(size=(40, width))
     expected = np.zeros((indptr.size - 1, L))
     for t in range(indptr.size - 1):
+        odd = np.zeros(L)
         for p in range(indptr[t], indptr[t + 1]):
             v = data[p] if data.size > 1 else 1.0
-            row = W[indices[p], :L] if binary else v * W[indices[p], :L]
-            expected[t] = expected[t] + row
+            if binary and (p - indptr[t]) % 2 == 1:      # an odd rank
+                odd = odd + W[indices[p], :L]
+            else:
+                row = W[indices[p], :L] if binary else v * W[indices[p], :L]
+                expected[t] = expected[t] + row
+        expected[t] = expected[t] + odd
     out = np.full((indptr.size - 1, L), np.nan)
     _all_emissions(indptr, indices, data, offsets, W, out)
     np.testing.assert_array_equal(out, expected)
