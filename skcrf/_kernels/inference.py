@@ -64,6 +64,17 @@ def _bounds(arrays, n_labels, n_threads):
     return chunk_bounds(arrays.offsets, arrays.indptr, n_labels, n_threads)
 
 
+def _decodes_pruned(weights):
+    """Whether Viterbi takes the pruned kernels (a separate compilation,
+    which models of few labels never pay): many labels, and some previous
+    label whose transitions are all allowed. The bound's floor comes from
+    such labels only; where every label forbids some transition (BIOES
+    constraints do), it is -inf, and the pruned step would keep every label
+    at the cost of the bound's passes."""
+    return (weights.n_labels >= PRUNE_MIN_LABELS
+            and bool(np.isfinite(weights.A).all(axis=1).any()))
+
+
 def viterbi(arrays, weights, n_threads=1, bounds=None):
     """Most probable label path of every sequence.
 
@@ -79,9 +90,7 @@ def viterbi(arrays, weights, n_threads=1, bounds=None):
     if bounds is None:
         bounds = _bounds(arrays, weights.n_labels, n_threads)
     order = order_by_length(arrays.offsets, bounds)
-    # many labels: the pruned kernels (a separate compilation, which models of
-    # few labels never pay)
-    pruned = weights.n_labels >= PRUNE_MIN_LABELS
+    pruned = _decodes_pruned(weights)
     chunk, parallel = (_viterbi_pruned_chunk, _viterbi_pruned_parallel) if pruned \
         else (_viterbi_chunk, _viterbi_parallel)
     kw = _kernel_weights(weights)

@@ -17,6 +17,7 @@ from skcrf._kernels.decode_pruned import (
     PRUNE_MIN_LABELS,
     SEQUENCE_PRUNE_MIN_LABELS,
 )
+from skcrf._kernels.inference import _decodes_pruned
 from tests.oracles import naive
 
 
@@ -141,9 +142,17 @@ def test_pruned_step_matches_enumeration(seed):
     # (one sequence of three steps: L^3 paths to enumerate)
     lengths = np.concatenate([rng.integers(0, 3, size=9), [3]])
     X, weights = _problem(rng, L, lengths, integer=seed % 2 == 0, constrained=seed >= 4)
+    if seed in (4, 5):
+        # one label whose transitions are all allowed gives the bound its
+        # floor; with none (seeds 6, 7) the full lanes decode
+        W, A, start, end = weights
+        A[3] = np.where(np.isfinite(A[3]), A[3], 0.0)
+        weights = Weights.from_arrays(W, A, start, end)
+    assert _decodes_pruned(weights) == (seed < 6)
     arrays = Sequences.from_list(X).kernel_arrays()
     labels, scores = inference.viterbi(arrays, weights)
     _check_against_enumeration(X, arrays, weights, labels, scores)
+    np.testing.assert_array_equal(inference.viterbi(arrays, weights, engine="numpy")[1], scores)
 
 
 @pytest.mark.parametrize("seed", range(6))
