@@ -8,13 +8,15 @@ by side in SIMD lanes, but where the narrow kernel's step does L^2 /
 N_LANES vector operations per token whatever the scores, this one's
 (:func:`_lane_viterbi_pruned`) first drops the previous labels that an
 exact bound shows cannot win in any of the eight lanes, then takes the
-maximum over the others only. Taggers' emissions separate the labels: a
-lane keeps two or three, the eight lanes together about eight, of 15 to 60
-or more. When they do not (most labels kept in some lane), the chunk goes on
-one sequence at a time with the same bound (:func:`_pruned_step`), and back
-in lanes if that keeps many labels too. Every way gives the same paths and
-the same bits. A separate kernel, chosen by the label count, so that a model
-of few labels never compiles this one.
+maximum over the others only. Taggers' emissions separate the labels: on
+UD GSD XPOS (42 labels) a lane keeps two, the eight lanes together eight.
+When they do not (most labels kept in some lane), a chunk of many labels goes
+on one sequence at a time with the same bound (:func:`_pruned_step`), and
+back in lanes if that keeps many labels too. Every way gives the same paths
+and the same bits. A separate kernel, chosen by the label count (and not for
+a model whose every label forbids some transition, which leaves the bound
+nothing to drop: :func:`skcrf._kernels.inference._decodes_pruned`), so that
+a model of few labels never compiles this one.
 """
 
 import numpy as np
