@@ -81,6 +81,8 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--predict", action="store_true",
                     help="time predict on CoNLL-2002's test set instead")
+    ap.add_argument("--max-iter", type=int, default=30,
+                    help="with --predict: iterations of the model each checkout fits")
     ap.add_argument("--marginals", action="store_true",
                     help="with --predict: time predict_marginals instead of predict")
     args = ap.parse_args()
@@ -172,7 +174,8 @@ def compare_predict(args, names, machine):
         pkg = importlib.import_module(name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")    # (30 iterations: not converged)
-            model = pkg.LinearChainCRF(c2=1.0, max_iter=30, all_possible_transitions=False,
+            model = pkg.LinearChainCRF(c2=1.0, max_iter=args.max_iter,
+                                       all_possible_transitions=False,
                                        start_end_transitions=False, n_jobs=args.threads)
             model.fit(pkg.Sequences(Str.X, Str.lengths), ytr)
         X = pkg.Sequences(Ste.X, Ste.lengths)

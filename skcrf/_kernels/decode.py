@@ -159,13 +159,7 @@ def _lane_viterbi(seqs, n, indptr, indices, data, offsets, W, A, start, end, U8,
     L = A.shape[0]
     T = _lane_first_step(seqs, n, indptr, indices, data, offsets, W, start, U8, S8, L)
     for t in range(1, T):
-        j = 0
-        while j + 4 <= L:
-            _lane_max_block4(S8, U8, A, t, j, L)
-            j += 4
-        while j < L:
-            _lane_max_block1(S8, U8, A, t, j, L)
-            j += 1
+        _lane_max_step(S8, U8, A, t, L, None, L)
     _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out, None)
 
 
@@ -199,13 +193,30 @@ def _lane_first_step(seqs, n, indptr, indices, data, offsets, W, start, U8, S8, 
 # interleaved (eight gained little more here, and would not fit AVX2's 16
 # registers). Each chain is the same maximum in the same order: the same bits.
 @njit(inline="always", **_JIT)
-def _lane_max_block4(S8, U8, A, t, j, L):
+def _lane_max_step(S8, U8, A, t, L, cands, K):
+    """S8's lanes at t: each label's best previous score plus its emission
+    (U8), the maximum over every previous label (``cands`` None) or over the
+    K kept in ``cands[t, :K]`` (the pruned lanes of
+    :mod:`.decode_pruned`), in increasing order either way."""
+    j = 0
+    while j + 4 <= L:
+        _lane_max_block4(S8, U8, A, t, j, L, cands, K)
+        j += 4
+    while j < L:
+        _lane_max_block1(S8, U8, A, t, j, L, cands, K)
+        j += 1
+
+
+@njit(inline="always", **_JIT)
+def _lane_max_block4(S8, U8, A, t, j, L, cands, K):
     """S8's lanes for labels j..j+3 at t: the best previous score through
-    each plus its emission (U8)."""
+    each plus its emission (U8). (`cands is None` is known when Numba
+    compiles: one loop or the other.)"""
     NL = N_LANES
     p0, k0 = (t - 1) * L * NL, t * L * NL
     b0 = b1 = b2 = b3 = vsplat(-np.inf)
-    for i in range(L):
+    for k in range(K):
+        i = k if cands is None else cands[t, k]
         s = vload(S8, p0 + i * NL)
         b0 = vmax(b0, vadd(s, vsplat(A[i, j])))
         b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
@@ -219,12 +230,13 @@ def _lane_max_block4(S8, U8, A, t, j, L):
 
 
 @njit(inline="always", **_JIT)
-def _lane_max_block1(S8, U8, A, t, j, L):
+def _lane_max_block1(S8, U8, A, t, j, L, cands, K):
     """:func:`_lane_max_block4` for label j alone."""
     NL = N_LANES
     p0, k0 = (t - 1) * L * NL, t * L * NL
     best = vsplat(-np.inf)
-    for i in range(L):
+    for k in range(K):
+        i = k if cands is None else cands[t, k]
         best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
     vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
 

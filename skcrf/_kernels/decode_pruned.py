@@ -8,8 +8,8 @@ by side in SIMD lanes, but where the narrow kernel's step does L^2 /
 N_LANES vector operations per token whatever the scores, this one's
 (:func:`_lane_viterbi_pruned`) first drops the previous labels that an
 exact bound shows cannot win in any of the eight lanes, then takes the
-maximum over the others only. Taggers' emissions separate the labels: on
-UD GSD XPOS (42 labels) a lane keeps two, the eight lanes together eight.
+maximum over the others only. Taggers' emissions separate the labels, so a
+lane keeps a few of them and the eight lanes together not many more.
 When they do not (most labels kept in some lane), a chunk of many labels goes
 on one sequence at a time with the same bound (:func:`_pruned_step`), and
 back in lanes if that keeps many labels too. Every way gives the same paths
@@ -26,6 +26,7 @@ from ._jit import _JIT, any_layout
 from .decode import (
     _VITERBI_LANE_MAX_T,
     _lane_first_step,
+    _lane_max_step,
     _lane_way_back,
     _last_label,
     _viterbi_take,
@@ -35,12 +36,10 @@ from .forward_backward import _max_length
 from .lanes import N_LANES, vadd, vall, vhmax, vless, vload, vmax, vselect, vsplat, vstore
 
 #: from this many labels on, Viterbi decodes with the pruned kernels: rows
-#: too wide for quads. With fewer labels the eight lanes keep most of the
-#: previous labels between them (CoNLL NER's 9 tags: 8.6 of 9) and the
-#: bound's passes cost about what the step saves; at 15 labels (GSD UPOS:
-#: 5.7 of 15 kept) predict was 4 % faster pruned, not worth a second
-#: compilation of the decoding for quad rows (benchmarks/dev/viterbi_pruning.py;
-#: benchmarks/results/viterbi_pruned_lanes_1207.txt).
+#: too wide for quads. With fewer labels the eight lanes between them keep
+#: most previous labels, so the bound's passes cost about what the step
+#: saves, and pruning quad rows too would compile the decoding a second time
+#: (measurements: benchmarks/results/viterbi_pruned_lanes_1207.txt).
 PRUNE_MIN_LABELS = 17
 
 #: from this many labels on, :func:`skcrf._kernels.inference.viterbi_sequence`
@@ -53,9 +52,8 @@ SEQUENCE_PRUNE_MIN_LABELS = 48
 #: once the lanes' steps keep more than 1 / ALONE_ABOVE of the labels on
 #: average (each lane keeps a few, but different ones: the one-sequence step
 #: then does less work). With fewer labels, never: a step of one sequence
-#: waits for the one before (the floor, the labels kept, their rows), a cost
-#: per step that the labels it skips do not make up for (CoNLL NER BIOES, 17
-#: labels, 59 % kept in lanes: predict 1.69x slower one at a time)
+#: waits for the one before (the floor, the labels kept, their rows), a
+#: fixed cost per step that the few labels it skips do not make up for.
 ALONE_MIN_LABELS = 64
 ALONE_ABOVE = 2
 
@@ -152,13 +150,7 @@ def _lane_viterbi_pruned(seqs, n, indptr, indices, data, offsets, W, A, start, e
     for t in range(1, T):
         K = _lane_kept(S8, t, L, rowmax, rowmin, lanes_T, cands)
         kept += K
-        j = 0
-        while j + 4 <= L:
-            _kept_max_block4(S8, U8, A, t, j, L, cands, K)
-            j += 4
-        while j < L:
-            _kept_max_block1(S8, U8, A, t, j, L, cands, K)
-            j += 1
+        _lane_max_step(S8, U8, A, t, L, cands, K)
     _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out, cands)
     return kept, T
 
@@ -202,38 +194,6 @@ def _lane_kept(S8, t, L, rowmax, rowmin, lanes_T, cands):
         K += not vall(drop)
     cands[t, L] = K
     return K
-
-
-# (skcrf._kernels.decode._lane_max_block4 and _block1 over the kept labels:
-# the same running maxima in the same order over fewer terms)
-@njit(inline="always", **_JIT)
-def _kept_max_block4(S8, U8, A, t, j, L, cands, K):
-    NL = N_LANES
-    p0, k0 = (t - 1) * L * NL, t * L * NL
-    b0 = b1 = b2 = b3 = vsplat(-np.inf)
-    for k in range(K):
-        i = cands[t, k]
-        s = vload(S8, p0 + i * NL)
-        b0 = vmax(b0, vadd(s, vsplat(A[i, j])))
-        b1 = vmax(b1, vadd(s, vsplat(A[i, j + 1])))
-        b2 = vmax(b2, vadd(s, vsplat(A[i, j + 2])))
-        b3 = vmax(b3, vadd(s, vsplat(A[i, j + 3])))
-    o = k0 + j * NL
-    vstore(S8, o, vadd(b0, vload(U8, o)))
-    vstore(S8, o + NL, vadd(b1, vload(U8, o + NL)))
-    vstore(S8, o + 2 * NL, vadd(b2, vload(U8, o + 2 * NL)))
-    vstore(S8, o + 3 * NL, vadd(b3, vload(U8, o + 3 * NL)))
-
-
-@njit(inline="always", **_JIT)
-def _kept_max_block1(S8, U8, A, t, j, L, cands, K):
-    NL = N_LANES
-    p0, k0 = (t - 1) * L * NL, t * L * NL
-    best = vsplat(-np.inf)
-    for k in range(K):
-        i = cands[t, k]
-        best = vmax(best, vadd(vload(S8, p0 + i * NL), vsplat(A[i, j])))
-    vstore(S8, k0 + j * NL, vadd(best, vload(U8, k0 + j * NL)))
 
 
 @njit(**_JIT)
