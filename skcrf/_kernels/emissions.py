@@ -14,7 +14,7 @@ from numba import njit
 from numba.extending import overload
 
 from ._jit import _JIT, any_layout
-from .intrinsics import prefetch_row
+from .intrinsics import prefetch_at, prefetch_row
 from .lanes import (
     N_LANES,
     N_QUAD,
@@ -153,8 +153,9 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
             if binary:
                 while p + _U1 < p1:
                     if p < lim:
-                        prefetch_row(W, indices[p + _PD])
-                        prefetch_row(W, indices[p + _PD + _U1])
+                        _prefetch_block(Wf, _U(indices[p + _PD]) * Lw, nv, o0, o1, o2, o3)
+                        _prefetch_block(Wf, _U(indices[p + _PD + _U1]) * Lw, nv, o0, o1, o2,
+                                        o3)
                     f, g = _U(indices[p]) * Lw, _U(indices[p + _U1]) * Lw
                     a0 = vadd(a0, vload(Wf, f + o0))
                     b0 = vadd(b0, vload(Wf, g + o0))
@@ -171,7 +172,7 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
             while p < p1:
                 # the last non-zero of an odd count; every one of valued features
                 if p < lim:
-                    prefetch_row(W, indices[p + _PD])
+                    _prefetch_block(Wf, _U(indices[p + _PD]) * Lw, nv, o0, o1, o2, o3)
                 f = _U(indices[p]) * Lw
                 v = vsplat(data[p & udm])
                 a0 = vadd(a0, vmul(v, vload(Wf, f + o0)))
@@ -210,6 +211,24 @@ def _wide_block(j0, L):
     nv = (bw + N_LANES - 1) // N_LANES
     return (j0, bw, nv, _U(j0), _U(j0 + min(N_LANES, bw - N_LANES)),
             _U(j0 + min(2 * N_LANES, bw - N_LANES)), _U(j0 + min(3 * N_LANES, bw - N_LANES)))
+
+
+@njit(inline="always", **_JIT)
+def _prefetch_block(a, k, nv, o0, o1, o2, o3):
+    """Prefetch every cache line of the block of a wide row that starts at
+    ``a[k]`` (flat), its vectors at offsets ``o0..o3`` (:func:`_wide_block`:
+    the last one at ``o3``, whatever ``nv``): a hint at the start of each
+    vector and at the last one's end, none more than a line apart. A wide
+    row spans up to seven lines (59 labels), the block up to five;
+    :func:`skcrf._kernels.intrinsics.prefetch_row` covers only two."""
+    prefetch_at(a, k + o0)
+    if nv > 1:
+        prefetch_at(a, k + o1)
+    if nv > 2:
+        prefetch_at(a, k + o2)
+    if nv > 3:
+        prefetch_at(a, k + o3)
+    prefetch_at(a, k + o3 + _U(N_LANES - 1))
 
 
 @njit(inline="always", **_JIT)

@@ -22,7 +22,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["prefetch_row", "exp_nonpositive"]
+__all__ = ["prefetch_row", "prefetch_at", "exp_nonpositive"]
 
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01   # ln 2 split so that k * _LN2_HI is exact
@@ -109,6 +109,34 @@ def prefetch_row(typingctx, matrix, row):
                                            wraparound=False)
             # read (0), high temporal locality (3), data cache (1)
             builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch_at(typingctx, a, off):
+    """Prefetch the cache line holding ``a[off]`` of a 1-D array for reading.
+
+    For rows wider than two cache lines (the sparse passes' blocks of up to
+    32 columns): :func:`prefetch_row`'s two hints, at a row's first and last
+    element, leave the lines in between to demand misses, which the
+    out-of-order core then waits for. ``off`` must lie within ``a`` (the
+    address is computed, not checked)."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and isinstance(off, types.Integer)):
+        return None
+    sig = types.void(a, off)
+
+    def codegen(context, builder, signature, args):
+        atype = signature.args[0]
+        arr = context.make_array(atype)(context, builder, args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, atype, arr, [idx], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -22,6 +22,7 @@ from .emissions import (
     _U12,
     _WIDE,
     PREFETCH_DISTANCE,
+    _prefetch_block,
     _prefetch_limit,
     _quad_count,
     _quad_of_row,
@@ -139,7 +140,7 @@ def _add_state_counts_wide(indptr, indices, data, t0, T, P, gW):
             p = p0
             while p < p1:
                 if p < lim:
-                    prefetch_row(gW, indices[p + _PD])
+                    _prefetch_block(gf, _U(indices[p + _PD]) * Lw, nv, o0, o1, o2, o3)
                 k = _U(indices[p]) * Lw
                 x0 = vload(gf, k + o0)
                 x1 = vload(gf, k + o1) if nv > 1 else x0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from skcrf._kernels.intrinsics import exp_nonpositive, prefetch_row
+from skcrf._kernels.intrinsics import exp_nonpositive, prefetch_at, prefetch_row
 from skcrf._kernels.lanes import N_LANES, vexp_nonpositive, vload, vstore
 
 
@@ -44,6 +44,21 @@ def _row_sums_with_prefetch(M, rows, out):
         prefetch_row(M, rows[k])
         acc = 0.0
         for j in range(M.shape[1]):
+            acc += M[rows[k], j]
+        out[k] = acc
+
+
+@njit(cache=False)
+def _row_sums_with_line_hints(M, rows, out):
+    # every line of each row hinted through the flat array, as the wide rows' passes do
+    flat = M.reshape(-1)
+    n = M.shape[1]
+    for k in range(rows.size):
+        for j in range(0, n, 8):
+            prefetch_at(flat, rows[k] * n + j)
+        prefetch_at(flat, rows[k] * n + n - 1)
+        acc = 0.0
+        for j in range(n):
             acc += M[rows[k], j]
         out[k] = acc
 
@@ -97,6 +112,18 @@ def test_prefetch_row_is_only_a_hint(n_cols):
     out = np.empty(rows.size)
     _row_sums_with_prefetch(M, rows, out)
     np.testing.assert_allclose(out, M[rows].sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_cols", [1, 15, 42, 59])
+def test_prefetch_at_is_only_a_hint(n_cols):
+    rng = np.random.default_rng(n_cols)
+    M = rng.normal(size=(1000, n_cols))
+    before = M.copy()
+    rows = rng.integers(0, 1000, size=5000).astype(np.int32)
+    out = np.empty(rows.size)
+    _row_sums_with_line_hints(M, rows, out)
+    np.testing.assert_allclose(out, M[rows].sum(axis=1), rtol=1e-12, atol=1e-12)
+    assert np.array_equal(M, before)
 
 
 @pytest.mark.parametrize("exp_all", [_exp_all, _exp_lanes])
