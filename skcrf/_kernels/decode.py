@@ -11,6 +11,7 @@ from numba import njit, prange
 from ._jit import _JIT, any_layout
 from .emissions import _value_mask, emissions
 from .forward_backward import _listed_buffers, _max_length, _posteriors
+from .intrinsics import flat_view
 from .lane_forward_backward import _lane_buffers, _lane_scaled_posteriors, _reachable
 from .lanes import N_LANES, vadd, vlane, vless, vload, vmax, vselect, vsplat, vstore, vtake
 
@@ -267,7 +268,7 @@ def _lane_way_back(seqs, n, offsets, A, end, S8, T, out, best_out, cands):
     L = A.shape[0]
     NL = N_LANES
     S3 = S8[:T * L * NL].reshape((T, L, NL))
-    Af = A.reshape(-1)
+    Af = flat_view(A)
     lane = np.empty(2 * NL)            # the lanes' lengths, then their last labels
     for b in range(NL):
         t0 = offsets[seqs[b]]

@@ -33,6 +33,7 @@ from .decode import (
 )
 from .emissions import emissions
 from .forward_backward import _max_length
+from .intrinsics import flat_view
 from .lanes import N_LANES, vadd, vall, vhmax, vless, vload, vmax, vselect, vsplat, vstore
 
 #: from this many labels on, Viterbi decodes with the pruned kernels: rows
@@ -302,7 +303,7 @@ def _viterbi_one_pruned(s, indptr, indices, data, offsets, W, A, table, start, e
     for j in range(L):
         score[0, j] = E[0, j] + start[j]
     kept = 0
-    sf, Ef, Af = score.reshape(-1), E.reshape(-1), A.reshape(-1)
+    sf, Ef, Af = flat_view(score), flat_view(E), flat_view(A)
     rowmax, rowmin = table[L], table[L + 1]
     for t in range(1, T):
         kept += _pruned_step(sf, Af, rowmax, rowmin, Ef, t, L, cands)

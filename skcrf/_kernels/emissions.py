@@ -14,7 +14,7 @@ from numba import njit
 from numba.extending import overload
 
 from ._jit import _JIT, any_layout
-from .intrinsics import prefetch_at, prefetch_row
+from .intrinsics import flat_view, prefetch_at, prefetch_row
 from .lanes import (
     N_LANES,
     N_QUAD,
@@ -139,7 +139,7 @@ def _emissions_wide(indptr, indices, data, t0, T, W, out):
     non-zero, it would make each non-zero wait for the previous one's store."""
     L = out.shape[1]
     Lw = _U(W.shape[1])
-    Wf = W.reshape(-1)
+    Wf = flat_view(W)
     dm = _value_mask(data, indices)
     lim, udm = _prefetch_limit(indices, 1), _U(dm)
     binary = dm == 0
@@ -255,7 +255,7 @@ def _emissions_quads(indptr, indices, data, t0, T, W, out):
     non-zero (predicted branches, free); and helper functions for the row
     updates, even inlined, made the loop several times slower."""
     # (W: a (rows, width) matrix or its quad_rows view, read flat either way)
-    Wf = W.reshape(-1)
+    Wf = flat_view(W)
     width = W.shape[-1]
     Lw = _U(width)
     nq = _read_quad_count(width)
@@ -378,7 +378,6 @@ def _emissions_records(indptr, rec, data, t0, T, R, out):
     dm = _value_mask(data, rec)
     lim, udm = _prefetch_limit(rec, 0), _U(dm)
     binary = dm == 0
-    R2 = R.reshape((R.size, 1))
     nv = (L + N_LANES - 1) // N_LANES
     acc = np.zeros(nv * N_LANES)
     for t in range(T):
@@ -386,7 +385,7 @@ def _emissions_records(indptr, rec, data, t0, T, R, out):
         p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         while p < p1:
             if p < lim:
-                prefetch_row(R2, rec[p + _PD])
+                prefetch_at(R, _U(rec[p + _PD]))
             o = _U(rec[p])
             h = R[o]
             if h < 0.0:

@@ -29,7 +29,7 @@ from .emissions import (
     _value_mask,
     _wide_block,
 )
-from .intrinsics import prefetch_row
+from .intrinsics import flat_view, prefetch_at, prefetch_row
 from .lanes import N_LANES, qadd, qfma, qload, qsplat, qstore, vadd, vload, vmul, vsplat, vstore
 
 
@@ -58,7 +58,7 @@ def _add_state_counts_quads(indptr, indices, data, t0, T, P, gW):
     lim, udm = _prefetch_limit(indices, 0), _U(dm)
     Lw = gW.shape[-1]
     uLw = _U(Lw)
-    gf = gW.reshape(-1)
+    gf = flat_view(gW)
     for t in range(T):
         nq, q0, q1, q2, q3 = _row_quads(P, t, Lw)
         p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
@@ -116,7 +116,7 @@ def _add_state_counts_wide(indptr, indices, data, t0, T, P, gW):
     reloads the marginals from memory for every non-zero."""
     L = P.shape[1]
     Lw = _U(gW.shape[1])
-    gf = gW.reshape(-1)
+    gf = flat_view(gW)
     prow, tail = np.zeros(L), np.zeros(N_LANES)
     dm = _value_mask(data, indices)
     lim, udm = _prefetch_limit(indices, 0), _U(dm)
@@ -206,7 +206,6 @@ def _add_state_counts_records(indptr, rec, data, t0, T, P, G):
     dm = _value_mask(data, rec)
     lim, udm = _prefetch_limit(rec, 0), _U(dm)
     binary = dm == 0
-    G2 = G.reshape((G.size, 1))
     nv = (L + N_LANES - 1) // N_LANES
     prow = np.zeros(nv * N_LANES)
     for t in range(T):
@@ -215,7 +214,7 @@ def _add_state_counts_records(indptr, rec, data, t0, T, P, G):
         p, p1 = _U(indptr[t0 + t]), _U(indptr[t0 + t + 1])
         while p < p1:
             if p < lim:
-                prefetch_row(G2, rec[p + _PD])
+                prefetch_at(G, _U(rec[p + _PD]))
             o = _U(rec[p])
             h = G[o]
             if h < 0.0:
@@ -282,7 +281,7 @@ def _owned_state_counts(k, t_lo, t_hi, tb0, indptr, indices, data, split, P, gW)
     non-zeros ahead (a second cursor walks them), not the next non-zeros in
     storage, which mostly belong to the other threads."""
     dm = _value_mask(data, indices)
-    gf = gW.reshape(-1)
+    gf = flat_view(gW)
     # the look-ahead cursor: token ta, position pa in its owned range [pa, pe)
     ta = t_lo
     pa, pe = 0, 0

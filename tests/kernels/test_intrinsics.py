@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from skcrf._kernels.intrinsics import exp_nonpositive, prefetch_at, prefetch_row
+from skcrf._kernels.intrinsics import exp_nonpositive, flat_view, prefetch_at, prefetch_row
 from skcrf._kernels.lanes import N_LANES, vexp_nonpositive, vload, vstore
 
 
@@ -137,3 +137,29 @@ def test_exp_nonpositive_special_values(exp_all):
     np.testing.assert_array_equal(np.isnan(out), np.isnan(x))
     ok = ~np.isnan(x)
     np.testing.assert_allclose(out[ok], want[ok], rtol=3e-16, atol=0.0)
+
+
+@njit(cache=False)
+def _flat_write(M, k, v):
+    f = flat_view(M)
+    f[k] = v
+    return f.size, f[k]
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 9), (4, 1, 15), (3, 2, 8)])
+def test_flat_view_is_the_arrays_elements_in_order(shape):
+    M = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    k = M.size - 2
+    size, got = _flat_write(M, k, -1.5)
+    assert size == M.size and got == -1.5
+    # a view, not a copy: the write lands in M, at the k-th element in C order
+    want = np.arange(M.size, dtype=np.float64)
+    want[k] = -1.5
+    assert np.array_equal(M.reshape(-1), want)
+
+
+def test_flat_view_refuses_a_strided_array():
+    from numba.core.errors import TypingError
+
+    with pytest.raises(TypingError):
+        _flat_write(np.zeros((4, 6))[:, ::2], 0, 1.0)
