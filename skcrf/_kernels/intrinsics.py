@@ -78,6 +78,16 @@ def exp_nonpositive(x):
     return y
 
 
+def _prefetch_pointer(builder, ptr):
+    """Emit a prefetch of the cache line at ``ptr``: read (0), high temporal
+    locality (3), data cache (1)."""
+    i8p = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fn = builder.module.declare_intrinsic(
+        "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+    builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+
+
 @intrinsic
 def prefetch_row(typingctx, matrix, row):
     """Prefetch the first and the last element of ``matrix[row]`` for reading.
@@ -101,16 +111,10 @@ def prefetch_row(typingctx, matrix, row):
         zero = context.get_constant(types.intp, 0)
         one = context.get_constant(types.intp, 1)
         last = builder.sub(n_cols, one)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = builder.module.declare_intrinsic(
-            "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
         for col in (zero, last):
             at = [idx, col] if nd == 2 else [idx, zero, col]
-            ptr = cgutils.get_item_pointer(context, builder, mtype, arr, at,
-                                           wraparound=False)
-            # read (0), high temporal locality (3), data cache (1)
-            builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+            _prefetch_pointer(builder, cgutils.get_item_pointer(context, builder, mtype, arr,
+                                                                at, wraparound=False))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -133,12 +137,8 @@ def prefetch_at(typingctx, a, off):
         atype = signature.args[0]
         arr = context.make_array(atype)(context, builder, args[0])
         idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, atype, arr, [idx], wraparound=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = builder.module.declare_intrinsic(
-            "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        _prefetch_pointer(builder, cgutils.get_item_pointer(context, builder, atype, arr,
+                                                            [idx], wraparound=False))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -149,12 +149,12 @@ def flat_view(typingctx, a):
     """The C-contiguous array ``a``, of any shape, as a 1-D view of its
     elements (``a.reshape(-1)`` without the general reshape).
 
-    The sparse passes read their weight and gradient rows flat, once per
-    call, and are called once per sequence: Numba's ``reshape`` cost about
-    100 ns there (measured: a one-token call of the emission pass took 135 ns
-    with it, 33 ns with this), several times a short sequence's own work.
-    Only a C-contiguous array is accepted (any other is a typing error, not a
-    wrong view)."""
+    The sparse passes read their weight and gradient rows flat and are
+    called once per sequence: Numba's ``reshape`` goes through its general
+    no-copy reshape at every call, a fixed cost of the order of a short
+    sequence's own work (``benchmarks/results/flat_view_1208.txt``); this
+    only fills in a view. Only a C-contiguous array is accepted (any other
+    is a typing error, not a wrong view)."""
     if not (isinstance(a, types.Array) and a.layout == "C"):
         return None
     ret = types.Array(a.dtype, 1, "C")
